@@ -1,0 +1,197 @@
+"""One hardened sandbox container and the framed conversation with its supervisor."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import struct
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import docker
+from docker.errors import APIError, NotFound
+from docker.types import LogConfig, Ulimit
+
+log = logging.getLogger(__name__)
+
+LABEL_ROLE = "passk.role"
+ROLE_SANDBOX = "sandbox"
+LABEL_OWNER = "passk.owner"
+LABEL_CREATED = "passk.created"
+SANDBOX_UID = "10001:10001"
+# Headroom over the program's own cap for the supervisor and the scratch tmpfs pages.
+SUPERVISOR_HEADROOM_BYTES = 96 * 1024 * 1024
+STDERR_KEEP = 8192
+# The supervisor retires itself after an hour (MAX_CONTAINER_SECONDS); anything older is a leftover.
+MAX_CONTAINER_AGE_S = 3600 + 600
+
+
+@dataclass(frozen=True)
+class ContainerConfig:
+    """Container-wide limits; per-program limits travel with each job."""
+
+    image: str
+    memory_bytes: int  # the largest per-program cap this container serves
+    cpus: float = 1.0
+    pids: int = 64
+    scratch_bytes: int = 64 * 1024 * 1024
+    owner: str = "passk"
+
+
+class ContainerBroken(RuntimeError):
+    """The container stopped answering or died; `oom_killed` says whether memory was why."""
+
+    def __init__(self, message: str, oom_killed: bool = False) -> None:
+        super().__init__(message)
+        self.oom_killed = oom_killed
+
+
+class SandboxContainer:
+    """A started container whose PID 1 is the supervisor, with an attached stdin/stdout socket."""
+
+    def __init__(self, client: docker.DockerClient, config: ContainerConfig) -> None:
+        self.client = client
+        self.config = config
+        self.name = f"passk-sbx-{uuid.uuid4().hex[:12]}"
+        self.container: Any = None
+        self._sock: socket.socket | None = None
+        self._buffer = b""
+        self._stdout_lines: list[bytes] = []
+        self._partial_line = b""
+        self.stderr_tail = b""
+
+    # -- life cycle
+
+    def start(self, ready_timeout: float = 30.0) -> None:
+        cfg = self.config
+        self.container = self.client.containers.create(
+            cfg.image,
+            name=self.name,
+            labels={LABEL_ROLE: ROLE_SANDBOX, LABEL_OWNER: cfg.owner, LABEL_CREATED: str(int(time.time()))},
+            user=SANDBOX_UID,
+            network_mode="none",
+            read_only=True,
+            tmpfs={"/tmp": f"size={cfg.scratch_bytes},mode=1777,noexec,nosuid,nodev"},
+            shm_size=cfg.scratch_bytes,
+            mem_limit=cfg.memory_bytes + cfg.scratch_bytes + SUPERVISOR_HEADROOM_BYTES,
+            memswap_limit=cfg.memory_bytes + cfg.scratch_bytes + SUPERVISOR_HEADROOM_BYTES,
+            pids_limit=cfg.pids,
+            nano_cpus=int(cfg.cpus * 1e9),
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            ulimits=[Ulimit(name="nofile", soft=1024, hard=1024), Ulimit(name="core", soft=0, hard=0)],
+            environment={},
+            stdin_open=True,  # with detach=False the SDK also sets StdinOnce: EOF when we hang up
+            detach=False,
+            tty=False,
+            hostname="sandbox",
+            log_config=LogConfig(type=LogConfig.types.NONE),
+        )
+        attached = self.client.api.attach_socket(
+            self.container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+        )
+        self._sock = getattr(attached, "_sock", attached)
+        self._attached = attached  # keeps the HTTP response (and so the socket) alive
+        self.container.start()
+        message = self.read_message(time.monotonic() + ready_timeout)
+        if message.get("type") != "ready":
+            raise ContainerBroken(f"supervisor did not report ready: {message!r}")
+
+    def close(self) -> None:
+        """Kill and remove the container; safe to call twice and on a half-started one."""
+        if self._sock is not None:
+            try:
+                self._sock.close()
+            except OSError:
+                pass
+            self._sock = None
+        if self.container is not None:
+            try:
+                self.container.remove(force=True)
+            except NotFound:
+                pass
+            except APIError as exc:
+                log.warning("could not remove %s: %s (the sweeper will)", self.name, exc)
+            self.container = None
+
+    def oom_killed(self) -> bool:
+        try:
+            self.container.reload()
+            return bool(self.container.attrs["State"].get("OOMKilled"))
+        except (APIError, AttributeError):
+            return False
+
+    # -- conversation
+
+    def send_frame(self, frame: dict[str, Any]) -> None:
+        body = json.dumps(frame, separators=(",", ":")).encode()
+        assert self._sock is not None
+        try:
+            self._sock.sendall(str(len(body)).encode() + b"\n" + body)
+        except OSError as exc:
+            raise ContainerBroken(f"could not send to the supervisor: {exc}") from exc
+
+    def read_message(self, deadline: float) -> dict[str, Any]:
+        """The next JSON line the supervisor wrote on stdout, or ContainerBroken."""
+        while not self._stdout_lines:
+            stream, payload = self._read_frame(deadline)
+            if stream == 1:
+                lines = (self._partial_line + payload).split(b"\n")
+                self._partial_line = lines.pop()
+                self._stdout_lines.extend(line for line in lines if line)
+            else:
+                self.stderr_tail = (self.stderr_tail + payload)[-STDERR_KEEP:]
+        line = self._stdout_lines.pop(0)
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ContainerBroken(f"garbled supervisor output: {line[:200]!r}") from exc
+
+    def _read_frame(self, deadline: float) -> tuple[int, bytes]:
+        header = self._read_exactly(8, deadline)
+        stream, size = struct.unpack(">BxxxL", header)
+        return stream, self._read_exactly(size, deadline)
+
+    def _read_exactly(self, size: int, deadline: float) -> bytes:
+        assert self._sock is not None
+        while len(self._buffer) < size:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ContainerBroken("the supervisor did not answer in time (host-side deadline)")
+            self._sock.settimeout(remaining)
+            try:
+                chunk = self._sock.recv(1 << 16)
+            except socket.timeout:
+                continue
+            except OSError as exc:
+                raise ContainerBroken(f"lost the container's stream: {exc}") from exc
+            if not chunk:
+                tail = self.stderr_tail.decode("utf-8", "replace")[-500:]
+                raise ContainerBroken(f"container exited unexpectedly{': ' + tail if tail else ''}")
+            self._buffer += chunk
+        data, self._buffer = self._buffer[:size], self._buffer[size:]
+        return data
+
+
+def sweep(client: docker.DockerClient, max_age_s: float) -> int:
+    """Remove sandbox containers that have exited or outlived any batch: leftovers of crashed workers."""
+    removed = 0
+    now = time.time()
+    for container in client.containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"}):
+        created = float(container.labels.get(LABEL_CREATED, "0") or 0)
+        # "created" is included: a worker killed between create and start leaves one behind.
+        if (container.status in {"exited", "dead", "created"} and now - created > 5) or now - created > max_age_s:
+            try:
+                container.remove(force=True)
+                removed += 1
+            except (NotFound, APIError):
+                pass
+    return removed
+
+
+def owner_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"

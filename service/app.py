@@ -1,0 +1,122 @@
+"""The FastAPI application: routers, the database lifecycle and error rendering."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from fastapi import FastAPI, Request, status
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from sqlalchemy import text
+from sqlalchemy.exc import DataError
+
+from service.database import make_async_engine, make_async_sessionmaker
+from service.datasets.endpoints import router as datasets_router
+from service.dependencies import APIError
+from service.metrics.endpoints import router as metrics_router
+from service.runs.endpoints import router as runs_router
+from service.settings import Settings, get_settings
+
+logger = logging.getLogger(__name__)
+
+HEALTH_TIMEOUT_S = 5.0
+
+DESCRIPTION = """
+Execution-backed pass@k and pass^k for code-generating models.
+
+1. `POST /v1/datasets` with problems in human-eval form.
+2. `POST /v1/runs` with **all** generated programs of a run in one request; workers execute them in a sandbox.
+3. Poll `GET /v1/runs/{id}`, then read `GET /v1/runs/{id}/metrics?k=1,10`.
+"""
+
+
+async def _database_url(settings: Settings) -> str:
+    if settings.database_url:
+        return settings.database_url
+    if settings.env != "development":
+        raise RuntimeError("PASSK_DATABASE_URL must be set outside development")
+    from service.embedded_postgres import EmbeddedPostgres
+
+    # initdb and pg_ctl block for seconds; not on the event loop.
+    return await anyio.to_thread.run_sync(EmbeddedPostgres(Path(settings.data_dir)).start)
+
+
+def _encodable(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    if isinstance(value, dict):
+        return {_encodable(key): _encodable(item) for key, item in value.items()}
+    return value
+
+
+class Health(BaseModel):
+    status: str
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Creating the engine does not connect, so the API starts (and /healthz answers 503) with the DB down.
+        engine = make_async_engine(await _database_url(settings))
+        app.state.engine = engine
+        app.state.sessionmaker = make_async_sessionmaker(engine)
+        try:
+            yield
+        finally:
+            await engine.dispose()
+
+    app = FastAPI(title="passk", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    app.state.settings = settings
+    app.include_router(datasets_router)
+    app.include_router(runs_router)
+    app.include_router(metrics_router)
+
+    @app.exception_handler(APIError)
+    async def _api_error(request: Request, exc: APIError) -> JSONResponse:
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's own 422 body, except that echoed input is made encodable: a lone surrogate
+        # in the request would otherwise turn the 422 into a 500 while rendering it.
+        content = {"detail": _encodable(jsonable_encoder(exc.errors()))}
+        return JSONResponse(content, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+    @app.exception_handler(DataError)
+    async def _data_error(request: Request, exc: DataError) -> JSONResponse:
+        # Safety net: a value PostgreSQL refuses that validation let through is still the client's input.
+        diag = getattr(exc.orig, "diag", None)
+        message = getattr(diag, "message_primary", None) or "invalid value"
+        logger.warning("database rejected a value: %s", exc.orig)
+        return JSONResponse({"detail": f"invalid input: {message}"}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+    @app.get(
+        "/healthz",
+        response_model=Health,
+        tags=["health"],
+        summary="Liveness and database reachability",
+        responses={503: {"description": "The database is unreachable", "content": {"application/json": {"example": {"status": "unavailable"}}}}},
+    )
+    async def healthz(request: Request) -> Any:
+        try:
+            with anyio.fail_after(HEALTH_TIMEOUT_S):
+                async with request.app.state.engine.connect() as connection:
+                    await connection.execute(text("SELECT 1"))
+        except Exception:  # any failure to answer SELECT 1 means "not ready"
+            logger.warning("health check failed", exc_info=True)
+            return JSONResponse({"status": "unavailable"}, status_code=status.HTTP_503_SERVICE_UNAVAILABLE)
+        return {"status": "ok"}
+
+    return app

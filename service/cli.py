@@ -1,0 +1,139 @@
+"""`passk`: operator commands (up, serve, worker, migrate, images)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from service.settings import Settings, get_settings
+
+log = logging.getLogger("passk")
+
+
+def resolve_database_url(settings: Settings) -> str:
+    """The configured database, or in development an embedded cluster under the data dir."""
+    if settings.database_url:
+        return settings.database_url
+    if settings.env == "production":
+        raise SystemExit("PASSK_DATABASE_URL is required in production")
+    from service.embedded_postgres import EmbeddedPostgres
+
+    root = Path(settings.data_dir).resolve()
+    url = EmbeddedPostgres(root).start()
+    log.warning("using the embedded development PostgreSQL under %s", root / "pgdata")
+    return url
+
+
+def cmd_migrate(settings: Settings, _args: argparse.Namespace) -> int:
+    from service.migrate import upgrade_to_head
+
+    upgrade_to_head(resolve_database_url(settings))
+    print("database schema is at head")
+    return 0
+
+
+def cmd_images(settings: Settings, args: argparse.Namespace) -> int:
+    from sandbox.engine import ensure_engine
+    from sandbox.images import ensure_sandbox_image
+
+    client = ensure_engine(Path(settings.data_dir).resolve())
+    print(ensure_sandbox_image(client, args.base_image))
+    return 0
+
+
+def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from service.app import create_app
+
+    settings = settings.model_copy(update={"database_url": resolve_database_url(settings)})
+    uvicorn.run(create_app(settings), host=args.host or settings.api_host, port=args.port or settings.api_port)
+    return 0
+
+
+def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
+    from service.worker.runner import Worker
+
+    worker = Worker(settings, resolve_database_url(settings), args.image or settings.sandbox_image, args.concurrency)
+    worker.install_signal_handlers()
+    worker.run()
+    return 0
+
+
+def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
+    """Everything on one machine: Docker engine, sandbox image, database, migrations, worker and API."""
+    from sandbox.engine import ensure_engine
+    from sandbox.images import ensure_sandbox_image
+    from service.migrate import upgrade_to_head
+
+    base_url = f"http://{settings.api_host}:{settings.api_port}"
+    if _healthy(base_url):
+        print(f"passk is already running at {base_url}")
+        return 0
+    data_dir = Path(settings.data_dir).resolve()
+    image = ensure_sandbox_image(ensure_engine(data_dir), args.base_image)
+    url = resolve_database_url(settings)
+    upgrade_to_head(url)
+    env = {**os.environ, "PASSK_DATABASE_URL": url, "PASSK_SANDBOX_IMAGE": image}
+    worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env)
+    print(f"passk API on {base_url} (docs at {base_url}/docs); worker pid {worker.pid}; Ctrl-C stops both", flush=True)
+    try:
+        return cmd_serve(settings.model_copy(update={"database_url": url, "sandbox_image": image}), args)
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+
+
+def _healthy(base_url: str) -> bool:
+    try:
+        return httpx.get(f"{base_url}/healthz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="passk", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    up = sub.add_parser("up", help="run API + worker (+ embedded Postgres, + Docker engine if root) on this machine")
+    up.add_argument("--base-image", help="base for the sandbox image (default: official python image, or local Debian)")
+    up.add_argument("--host")
+    up.add_argument("--port", type=int)
+    up.set_defaults(func=cmd_up)
+
+    serve = sub.add_parser("serve", help="run the HTTP API")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.set_defaults(func=cmd_serve)
+
+    worker = sub.add_parser("worker", help="run a worker that executes queued samples")
+    worker.add_argument("--concurrency", type=int, help="parallel sandboxes (default: number of cores)")
+    worker.add_argument("--image", help="sandbox image (default: PASSK_SANDBOX_IMAGE)")
+    worker.set_defaults(func=cmd_worker)
+
+    migrate = sub.add_parser("migrate", help="apply database migrations")
+    migrate.set_defaults(func=cmd_migrate)
+
+    images = sub.add_parser("images", help="build the sandbox image (and its local Debian base if needed)")
+    images.add_argument("--base-image", help="e.g. python:3.11-slim-bookworm where a registry is reachable")
+    images.set_defaults(func=cmd_images)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    args = build_parser().parse_args(argv)
+    return int(args.func(get_settings(), args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

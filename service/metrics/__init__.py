@@ -1,0 +1,1 @@
+"""Metrics: pass@k and pass^k with bootstrap intervals, per run and per problem."""

@@ -1,0 +1,130 @@
+"""The schema: datasets of problems, runs of samples. The samples table is also the work queue."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB, UUID
+from sqlalchemy.orm import Mapped, mapped_column
+
+from sandbox.verdicts import Verdict
+from service.database import Base
+
+RUN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
+# queued -> leased (a worker holds it until lease_expires_at) -> done; or cancelled.
+SAMPLE_STATES = ("queued", "leased", "done", "cancelled")
+
+
+def _in(column: str, values: tuple[str, ...]) -> str:
+    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+
+
+class Dataset(Base):
+    __tablename__ = "datasets"
+    __table_args__ = (UniqueConstraint("name", "digest"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    name: Mapped[str] = mapped_column(String(200))
+    # sha256 over the canonical JSON of the problems; same content => same dataset.
+    digest: Mapped[str] = mapped_column(String(64))
+    problem_count: Mapped[int] = mapped_column(Integer)
+    time_limit_s: Mapped[float | None] = mapped_column(Float)
+    memory_mb: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Problem(Base):
+    __tablename__ = "problems"
+    __table_args__ = (UniqueConstraint("dataset_id", "key"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    dataset_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
+    position: Mapped[int] = mapped_column(Integer)
+    # The user's problem id ("HumanEval/0"); `id` is internal.
+    key: Mapped[str] = mapped_column(String(300))
+    prompt: Mapped[str] = mapped_column(Text)
+    test: Mapped[str] = mapped_column(Text)
+    entry_point: Mapped[str] = mapped_column(String(300))
+    canonical_solution: Mapped[str | None] = mapped_column(Text)
+    tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
+    time_limit_s: Mapped[float | None] = mapped_column(Float)
+    memory_mb: Mapped[int | None] = mapped_column(Integer)
+
+
+class Run(Base):
+    __tablename__ = "runs"
+    __table_args__ = (
+        CheckConstraint(_in("status", RUN_STATUSES), name="status"),
+        Index("ix_runs_created_at", "created_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    dataset_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("datasets.id", ondelete="RESTRICT"))
+    model: Mapped[str] = mapped_column(String(300))
+    # Stored verbatim: temperature, top_p, max_tokens, seed and whatever else defines the number.
+    sampling: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    time_limit_s: Mapped[float | None] = mapped_column(Float)
+    memory_mb: Mapped[int | None] = mapped_column(Integer)
+    use_cache: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
+    status: Mapped[str] = mapped_column(String(16), server_default=text("'queued'"))
+    sample_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Sample(Base):
+    __tablename__ = "samples"
+    __table_args__ = (
+        CheckConstraint(_in("state", SAMPLE_STATES), name="state"),
+        CheckConstraint(f"verdict IS NULL OR {_in('verdict', tuple(v.value for v in Verdict))}", name="verdict"),
+        CheckConstraint("(state = 'done') = (verdict IS NOT NULL)", name="done_has_verdict"),
+        # Progress, metrics and per-problem listings read everything through this index.
+        Index("ix_samples_run_problem", "run_id", "problem_id", postgresql_include=["state", "verdict"]),
+        # The queue: claimable rows only, so the index stays small however large the table grows.
+        Index("ix_samples_queued", "id", postgresql_where=text("state = 'queued'")),
+        Index("ix_samples_queued_group", "run_id", "problem_id", "id", postgresql_where=text("state = 'queued'")),
+        Index("ix_samples_leased", "lease_expires_at", postgresql_where=text("state = 'leased'")),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    problem_id: Mapped[int] = mapped_column(ForeignKey("problems.id", ondelete="RESTRICT"))
+    # Position of the sample among the run's samples for the same problem (0-based).
+    index: Mapped[int] = mapped_column(Integer)
+    completion: Mapped[str] = mapped_column(Text)
+
+    state: Mapped[str] = mapped_column(String(16), server_default=text("'queued'"))
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    lease_owner: Mapped[str | None] = mapped_column(String(200))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    verdict: Mapped[str | None] = mapped_column(String(16))
+    duration_ms: Mapped[float | None] = mapped_column(Float)
+    cpu_ms: Mapped[float | None] = mapped_column(Float)
+    exit_code: Mapped[int | None] = mapped_column(Integer)
+    signal: Mapped[int | None] = mapped_column(Integer)
+    detail: Mapped[str | None] = mapped_column(Text)
+    stdout: Mapped[str | None] = mapped_column(Text)
+    stderr: Mapped[str | None] = mapped_column(Text)
+    stdout_truncated: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    stderr_truncated: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,1 @@
+"""Runs: one model's samples for a dataset, queued for the workers."""

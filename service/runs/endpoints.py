@@ -1,0 +1,143 @@
+"""HTTP routes for runs and their samples."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Body, Query, status
+
+from sandbox.verdicts import Verdict
+from service.dependencies import SessionDep, SettingsDep
+from service.runs import service as run_service
+from service.runs.schemas import RunCreate, RunList, RunRead, SamplePage
+
+router = APIRouter(prefix="/v1/runs", tags=["runs"])
+
+RUN_NOT_FOUND: dict[int | str, dict[str, Any]] = {
+    404: {
+        "description": "No such run",
+        "content": {"application/json": {"example": {"detail": "run 0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b not found"}}},
+    }
+}
+_CREATE_EXAMPLES = {
+    "humaneval": {
+        "summary": "Two samples for one problem",
+        "value": {
+            "dataset_id": "6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d",
+            "model": "my-model-7b",
+            "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 512, "stop": ["\ndef "]},
+            "samples": [
+                {"problem_id": "HumanEval/0", "completion": "    return a + b\n"},
+                {"problem_id": "HumanEval/0", "completion": "    return a - b\n"},
+            ],
+        },
+    }
+}
+
+
+@router.post(
+    "",
+    status_code=status.HTTP_202_ACCEPTED,
+    response_model=RunRead,
+    summary="Submit a run: every sample of it, in one request",
+    description=(
+        "Queues every sample for execution and returns at once (202); nothing runs in the request. "
+        "**All samples of a run go in this one request: a run cannot be appended to later.** "
+        "Samples get `index` = their position among the run's samples for the same problem, in request "
+        "order. `sampling` is stored verbatim, including keys passk does not know. `time_limit_s` and "
+        "`memory_mb` override the dataset's limits (per-problem limits still apply)."
+    ),
+    responses={422: {"description": "Unknown dataset_id or problem ids, too many samples, oversized completion, limits above the server maxima"}},
+)
+async def create_run(
+    body: Annotated[RunCreate, Body(openapi_examples=_CREATE_EXAMPLES)], session: SessionDep, settings: SettingsDep
+) -> RunRead:
+    return await run_service.create(session, settings, body)
+
+
+@router.get("", response_model=RunList, summary="List runs, newest first")
+async def list_runs(
+    session: SessionDep,
+    settings: SettingsDep,
+    dataset_id: Annotated[uuid.UUID | None, Query(description="Only runs of this dataset")] = None,
+    model: Annotated[str | None, Query(max_length=300, description="Only runs of this model")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
+) -> RunList:
+    return await run_service.list_runs(
+        session, settings, dataset_id=dataset_id, model=model, limit=limit, offset=offset
+    )
+
+
+@router.get(
+    "/{run_id}",
+    response_model=RunRead,
+    summary="Get a run with its progress",
+    description="Cheap enough to poll every second: progress is one grouped count over an index.",
+    responses=RUN_NOT_FOUND,
+)
+async def get_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep) -> RunRead:
+    return await run_service.get(session, settings, run_id)
+
+
+_CANCEL_RESPONSES: dict[int | str, dict[str, Any]] = {
+    **RUN_NOT_FOUND,
+    409: {
+        "description": "The run already completed or failed",
+        "content": {"application/json": {"example": {"detail": "run 0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b is already completed; only queued or running runs can be cancelled"}}},
+    },
+}
+_CANCEL_DESCRIPTION = (
+    "Queued samples are cancelled (their verdict stays null); samples already leased by a worker finish. "
+    "The run becomes `cancelled`. Cancelling a cancelled run returns it unchanged; a completed or failed run is a 409."
+)
+
+
+@router.post(
+    "/{run_id}/cancel",
+    response_model=RunRead,
+    summary="Cancel a run",
+    description=_CANCEL_DESCRIPTION,
+    responses=_CANCEL_RESPONSES,
+)
+async def cancel_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep) -> RunRead:
+    return await run_service.cancel(session, settings, run_id)
+
+
+@router.delete(
+    "/{run_id}",
+    response_model=RunRead,
+    summary="Cancel a run (same as POST /cancel)",
+    description=_CANCEL_DESCRIPTION + " The run and its results are kept.",
+    responses=_CANCEL_RESPONSES,
+)
+async def delete_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep) -> RunRead:
+    return await run_service.cancel(session, settings, run_id)
+
+
+@router.get(
+    "/{run_id}/samples",
+    response_model=SamplePage,
+    summary="List a run's samples with their verdicts",
+    description="Keyset-paginated by sample id: pass `next_cursor` back as `cursor` until it is null.",
+    responses=RUN_NOT_FOUND,
+)
+async def list_samples(
+    run_id: uuid.UUID,
+    session: SessionDep,
+    problem_id: Annotated[str | None, Query(max_length=300, description="The dataset's problem id")] = None,
+    verdict: Annotated[Verdict | None, Query()] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    cursor: Annotated[int | None, Query(ge=0, le=2**63 - 1, description="`next_cursor` of the previous page")] = None,
+    include: Annotated[Literal["completion"] | None, Query(description="`completion` adds the code")] = None,
+) -> SamplePage:
+    return await run_service.samples(
+        session,
+        run_id,
+        problem_key=problem_id,
+        verdict=verdict,
+        cursor=cursor,
+        limit=limit,
+        include_completion=include == "completion",
+    )

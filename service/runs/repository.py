@@ -1,0 +1,155 @@
+"""Run and sample queries. Aggregates are computed in SQL; sample rows are never loaded to count them."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import Row, func, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
+
+from sandbox.verdicts import Verdict
+from service.models import Dataset, Problem, Run, Sample
+
+_COPY_SAMPLES = 'COPY samples (run_id, problem_id, "index", completion) FROM STDIN'
+PENDING_STATES = ("queued", "leased")
+
+_SAMPLE_COLUMNS = (
+    Sample.id, Problem.key.label("problem_id"), Sample.index, Sample.state, Sample.verdict, Sample.attempts,
+    Sample.duration_ms, Sample.cpu_ms, Sample.exit_code, Sample.signal, Sample.detail, Sample.stdout,
+    Sample.stderr, Sample.stdout_truncated, Sample.stderr_truncated, Sample.finished_at,
+)
+
+
+class RunRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def insert(self, values: dict[str, Any]) -> Run:
+        # clock_timestamp, not now(): "newest first" must hold within one transaction too.
+        statement = pg_insert(Run).values(**values, created_at=func.clock_timestamp()).returning(Run)
+        return (await self.session.execute(statement)).scalar_one()
+
+    async def copy_samples(self, rows: Iterable[tuple[uuid.UUID, int, int, str]]) -> None:
+        """COPY on the session's own connection, so the samples share the run's transaction.
+
+        Tens of thousands of rows go in one stream instead of as INSERT parameters.
+        """
+        connection = await self.session.connection()
+        raw = await connection.get_raw_connection()
+        driver = raw.driver_connection  # psycopg.AsyncConnection
+        assert driver is not None
+        async with driver.cursor() as cursor, cursor.copy(_COPY_SAMPLES) as copy:
+            for row in rows:
+                await copy.write_row(row)
+
+    async def notify_workers(self) -> None:
+        # Delivered at commit, so a worker never wakes for samples it cannot see yet.
+        await self.session.execute(text("NOTIFY passk_samples"))
+
+    async def get(self, run_id: uuid.UUID, *, for_update: bool = False) -> Run | None:
+        statement = select(Run).where(Run.id == run_id)
+        if for_update:
+            statement = statement.with_for_update()
+        return (await self.session.execute(statement)).scalar_one_or_none()
+
+    async def get_with_dataset_limits(self, run_id: uuid.UUID) -> Row[tuple[Run, float | None, int | None]] | None:
+        statement = (
+            select(Run, Dataset.time_limit_s, Dataset.memory_mb)
+            .join(Dataset, Dataset.id == Run.dataset_id)
+            .where(Run.id == run_id)
+        )
+        return (await self.session.execute(statement)).one_or_none()
+
+    async def list(
+        self, *, dataset_id: uuid.UUID | None, model: str | None, limit: int, offset: int
+    ) -> tuple[Sequence[Row[tuple[Run, float | None, int | None]]], int]:
+        filters = []
+        if dataset_id is not None:
+            filters.append(Run.dataset_id == dataset_id)
+        if model is not None:
+            filters.append(Run.model == model)
+        statement = (
+            select(Run, Dataset.time_limit_s, Dataset.memory_mb)
+            .join(Dataset, Dataset.id == Run.dataset_id)
+            .where(*filters)
+            .order_by(Run.created_at.desc(), Run.id)
+            .limit(limit)
+            .offset(offset)
+        )
+        total = (await self.session.execute(select(func.count()).select_from(Run).where(*filters))).scalar_one()
+        return (await self.session.execute(statement)).all(), int(total)
+
+    async def state_verdict_counts(self, run_id: uuid.UUID) -> Sequence[Row[tuple[str, str | None, int]]]:
+        """One grouped count, answered from ix_samples_run_problem (state and verdict are INCLUDEd)."""
+        statement = (
+            select(Sample.state, Sample.verdict, func.count())
+            .where(Sample.run_id == run_id)
+            .group_by(Sample.state, Sample.verdict)
+        )
+        return (await self.session.execute(statement)).all()
+
+    async def problem_counts(self, run_id: uuid.UUID) -> Sequence[Row[Any]]:
+        """Per problem in dataset order: key, total, pending and one count per verdict, in one query."""
+        per_problem = (
+            select(
+                Sample.problem_id,
+                func.count().label("total"),
+                func.count().filter(Sample.state.in_(PENDING_STATES)).label("pending"),
+                *(func.count().filter(Sample.verdict == v.value).label(v.value) for v in Verdict),
+            )
+            .where(Sample.run_id == run_id)
+            .group_by(Sample.problem_id)
+            .subquery()
+        )
+        statement = (
+            select(Problem.key, *(c for c in per_problem.c if c.name != "problem_id"))
+            .join(per_problem, per_problem.c.problem_id == Problem.id)
+            .order_by(Problem.position)
+        )
+        return (await self.session.execute(statement)).all()
+
+    async def cancel_queued_samples(self, run_id: uuid.UUID) -> None:
+        # Leased samples are left to finish: their worker owns them until it reports.
+        statement = update(Sample).where(Sample.run_id == run_id, Sample.state == "queued").values(state="cancelled")
+        await self.session.execute(statement.execution_options(synchronize_session=False))
+
+    async def mark_cancelled(self, run: Run) -> None:
+        table = Run.__table__
+        statement = (
+            update(table)
+            .where(table.c.id == run.id)
+            .values(status="cancelled", finished_at=func.clock_timestamp())
+            .returning(table.c.status, table.c.finished_at)
+        )
+        status, finished_at = (await self.session.execute(statement)).one()
+        # Core UPDATE + committed values: no second UPDATE at flush, no lazy reload (which async cannot do).
+        set_committed_value(run, "status", status)
+        set_committed_value(run, "finished_at", finished_at)
+
+    async def problem_id(self, dataset_id: uuid.UUID, key: str) -> int | None:
+        statement = select(Problem.id).where(Problem.dataset_id == dataset_id, Problem.key == key)
+        return (await self.session.execute(statement)).scalar_one_or_none()
+
+    async def samples_page(
+        self,
+        run_id: uuid.UUID,
+        *,
+        problem_id: int | None,
+        verdict: str | None,
+        after: int | None,
+        limit: int,
+        include_completion: bool,
+    ) -> Sequence[Row[Any]]:
+        columns = (*_SAMPLE_COLUMNS, Sample.completion) if include_completion else _SAMPLE_COLUMNS
+        statement = select(*columns).join(Problem, Problem.id == Sample.problem_id).where(Sample.run_id == run_id)
+        if problem_id is not None:
+            statement = statement.where(Sample.problem_id == problem_id)
+        if verdict is not None:
+            statement = statement.where(Sample.verdict == verdict)
+        if after is not None:
+            statement = statement.where(Sample.id > after)
+        return (await self.session.execute(statement.order_by(Sample.id).limit(limit))).all()

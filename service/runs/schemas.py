@@ -1,0 +1,208 @@
+"""Request and response bodies for runs and their samples."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
+
+from sandbox.verdicts import Verdict
+from service.datasets.schemas import Key, PositiveMB, PositiveSeconds, StorableStr
+
+RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
+SampleState = Literal["queued", "leased", "done", "cancelled"]
+# Strict so the stored sampling is what was sent: 1 stays 1, "0.7" is refused rather than converted.
+NonNegative = Annotated[StrictInt, Field(ge=0)] | Annotated[StrictFloat, Field(ge=0, allow_inf_nan=False)]
+UnitInterval = Annotated[StrictInt, Field(gt=0, le=1)] | Annotated[StrictFloat, Field(gt=0, le=1)]
+
+
+def _check_json(value: Any, path: str) -> None:
+    """Extra sampling keys go to JSONB verbatim, which rejects NUL and NaN/Infinity (json.loads accepts them)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError(f"{path}: strings must not contain NUL (\\u0000)")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{path}: string contains a lone surrogate") from None
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{path}: numbers must be finite")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_json(key, path)
+            _check_json(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            _check_json(item, f"{path}[{position}]")
+
+
+class Sampling(BaseModel):
+    """How the completions were generated. Unknown keys are kept and stored verbatim."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={"examples": [{"temperature": 0.8, "top_p": 0.95, "max_tokens": 512, "seed": 1234, "stop": ["\ndef "]}]},
+    )
+
+    temperature: NonNegative
+    top_p: UnitInterval | None = None
+    max_tokens: Annotated[StrictInt, Field(gt=0)] | None = None
+    seed: StrictInt | None = None
+
+    @model_validator(mode="after")
+    def _storable_extras(self) -> Sampling:
+        for key, value in (self.__pydantic_extra__ or {}).items():
+            _check_json(key, "sampling")
+            _check_json(value, f"sampling.{key}")
+        return self
+
+    def stored(self) -> dict[str, Any]:
+        # exclude_unset: keys the client did not send are not invented (no "top_p": null).
+        return self.model_dump(mode="json", exclude_unset=True)
+
+
+class SampleIn(BaseModel):
+    problem_id: Key = Field(description="The dataset's problem id (e.g. `HumanEval/0`).")
+    completion: StorableStr = Field(description="Generated code appended to the prompt.")
+
+
+class RunCreate(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "dataset_id": "6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d",
+                    "model": "my-model-7b",
+                    "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 512},
+                    "time_limit_s": 3.0,
+                    "cache": True,
+                    "samples": [
+                        {"problem_id": "HumanEval/0", "completion": "    return a + b\n"},
+                        {"problem_id": "HumanEval/0", "completion": "    return a - b\n"},
+                    ],
+                }
+            ]
+        }
+    )
+
+    dataset_id: uuid.UUID
+    model: Key
+    sampling: Sampling
+    time_limit_s: PositiveSeconds | None = Field(None, description="Overrides the dataset's time limit.")
+    memory_mb: PositiveMB | None = Field(None, description="Overrides the dataset's memory limit.")
+    cache: bool = Field(True, description="Reuse verdicts of identical programs under identical limits.")
+    samples: list[SampleIn] = Field(min_length=1, description="Every sample of the run, in one request.")
+
+
+class VerdictCounts(BaseModel):
+    passed: int = 0
+    failed: int = 0
+    error: int = 0
+    timeout: int = 0
+    memory: int = 0
+    crashed: int = 0
+    sandbox_error: int = 0
+
+
+class StateCounts(BaseModel):
+    queued: int = 0
+    leased: int = 0
+    done: int = 0
+    cancelled: int = 0
+
+
+class Progress(BaseModel):
+    total: int
+    done: int
+    passed: int
+    by_verdict: VerdictCounts
+    by_state: StateCounts
+
+
+_RUN_EXAMPLE: dict[str, Any] = {
+    "id": "0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b",
+    "dataset_id": "6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d",
+    "model": "my-model-7b",
+    "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 512},
+    "status": "running",
+    "sample_count": 32800,
+    "time_limit_s": 3.0,
+    "memory_mb": 512,
+    "cache": True,
+    "created_at": "2026-11-29T13:00:00Z",
+    "started_at": "2026-11-29T13:00:01Z",
+    "finished_at": None,
+}
+
+
+class RunSummary(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [_RUN_EXAMPLE]})
+
+    id: uuid.UUID
+    dataset_id: uuid.UUID
+    model: str
+    sampling: dict[str, Any]
+    status: RunStatus
+    sample_count: int
+    time_limit_s: float = Field(description="Effective: the run's, else the dataset's, else the server default.")
+    memory_mb: int = Field(description="Effective: the run's, else the dataset's, else the server default.")
+    cache: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+class RunRead(RunSummary):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    **_RUN_EXAMPLE,
+                    "progress": {
+                        "total": 32800,
+                        "done": 1200,
+                        "passed": 410,
+                        "by_verdict": {**VerdictCounts().model_dump(), "passed": 410, "failed": 700, "timeout": 90},
+                        "by_state": {"queued": 31536, "leased": 64, "done": 1200, "cancelled": 0},
+                    },
+                }
+            ]
+        }
+    )
+
+    progress: Progress
+
+
+class RunList(BaseModel):
+    items: list[RunSummary]
+    total: int
+    limit: int
+    offset: int
+
+
+class SampleRead(BaseModel):
+    id: int
+    problem_id: str
+    index: int
+    state: SampleState
+    verdict: Verdict | None
+    attempts: int
+    duration_ms: float | None
+    cpu_ms: float | None
+    exit_code: int | None
+    signal: int | None
+    detail: str | None
+    stdout: str | None
+    stderr: str | None
+    stdout_truncated: bool
+    stderr_truncated: bool
+    finished_at: datetime | None
+    completion: str | None = Field(None, description="Only with `include=completion`.")
+
+
+class SamplePage(BaseModel):
+    items: list[SampleRead]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null on the last page.")

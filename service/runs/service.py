@@ -1,0 +1,204 @@
+"""Run use cases. Never commits: the request dependency does, once, so a run and all its samples appear together."""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from sandbox.verdicts import Verdict
+from service.datasets.repository import DatasetRepository
+from service.datasets.service import check_limits
+from service.dependencies import Conflict, InvalidInput, NotFound
+from service.models import Run
+from service.runs.repository import RunRepository
+from service.runs.schemas import (
+    Progress,
+    RunCreate,
+    RunList,
+    RunRead,
+    RunSummary,
+    SamplePage,
+    SampleRead,
+    StateCounts,
+    VerdictCounts,
+)
+from service.settings import Settings
+
+_FINISHED = ("completed", "failed")
+T = TypeVar("T")
+
+
+def _first(*values: T | None) -> T:
+    return next(value for value in values if value is not None)
+
+
+def _summary(settings: Settings, run: Run, dataset_time: float | None, dataset_memory: int | None) -> RunSummary:
+    return RunSummary(
+        id=run.id,
+        dataset_id=run.dataset_id,
+        model=run.model,
+        sampling=run.sampling,
+        status=run.status,  # type: ignore[arg-type]
+        sample_count=run.sample_count,
+        time_limit_s=_first(run.time_limit_s, dataset_time, settings.default_time_limit_s),
+        memory_mb=_first(run.memory_mb, dataset_memory, settings.default_memory_mb),
+        cache=run.use_cache,
+        created_at=run.created_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+    )
+
+
+def _progress(counts: Sequence[tuple[str, str | None, int]]) -> Progress:
+    by_state: dict[str, int] = defaultdict(int)
+    by_verdict: dict[str, int] = defaultdict(int)
+    for state, verdict, count in counts:
+        by_state[state] += count
+        if verdict is not None:
+            by_verdict[verdict] += count
+    return Progress(
+        total=sum(by_state.values()),
+        done=by_state["done"],
+        passed=by_verdict[Verdict.PASSED.value],
+        by_verdict=VerdictCounts(**by_verdict),
+        by_state=StateCounts(**by_state),
+    )
+
+
+def _check_completions(body: RunCreate, settings: Settings) -> None:
+    limit = settings.max_program_bytes
+    for position, sample in enumerate(body.samples):
+        # A UTF-8 character is at most 4 bytes: only long strings need encoding to measure.
+        if len(sample.completion) * 4 > limit and (size := len(sample.completion.encode("utf-8"))) > limit:
+            raise InvalidInput(
+                ["body", "samples", position, "completion"],
+                f"completion of sample {position} is {size} bytes; the limit is {limit}",
+            )
+
+
+async def create(session: AsyncSession, settings: Settings, body: RunCreate) -> RunRead:
+    if len(body.samples) > settings.max_samples_per_run:
+        raise InvalidInput(
+            ["body", "samples"], f"{len(body.samples)} samples; at most {settings.max_samples_per_run} per run"
+        )
+    check_limits(settings, ["body"], body.time_limit_s, body.memory_mb)
+    _check_completions(body, settings)
+    datasets = DatasetRepository(session)
+    dataset = await datasets.get(body.dataset_id)
+    if dataset is None:
+        raise InvalidInput(["body", "dataset_id"], f"dataset {body.dataset_id} not found", str(body.dataset_id))
+    problem_ids = await datasets.problem_ids_by_key(dataset.id)
+    unknown = sorted({s.problem_id for s in body.samples} - problem_ids.keys())
+    if unknown:
+        shown = ", ".join(repr(key) for key in unknown[:10])
+        more = f" and {len(unknown) - 10} more" if len(unknown) > 10 else ""
+        raise InvalidInput(
+            ["body", "samples"], f"problem id(s) not in dataset {dataset.id}: {shown}{more}", unknown[:10]
+        )
+
+    repository = RunRepository(session)
+    run = await repository.insert(
+        {
+            "id": uuid.uuid4(),
+            "dataset_id": dataset.id,
+            "model": body.model,
+            "sampling": body.sampling.stored(),
+            # Stored as requested (None = inherit) so per-problem limits still apply underneath.
+            "time_limit_s": body.time_limit_s,
+            "memory_mb": body.memory_mb,
+            "use_cache": body.cache,
+            "sample_count": len(body.samples),
+        }
+    )
+    next_index: dict[int, int] = defaultdict(int)
+
+    def rows() -> list[tuple[uuid.UUID, int, int, str]]:
+        out = []
+        for sample in body.samples:
+            problem = problem_ids[sample.problem_id]
+            out.append((run.id, problem, next_index[problem], sample.completion))
+            next_index[problem] += 1
+        return out
+
+    await repository.copy_samples(rows())
+    await repository.notify_workers()
+    total = len(body.samples)
+    progress = Progress(
+        total=total, done=0, passed=0, by_verdict=VerdictCounts(), by_state=StateCounts(queued=total)
+    )
+    summary = _summary(settings, run, dataset.time_limit_s, dataset.memory_mb)
+    return RunRead(**summary.model_dump(), progress=progress)
+
+
+async def get(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> RunRead:
+    repository = RunRepository(session)
+    found = await repository.get_with_dataset_limits(run_id)
+    if found is None:
+        raise NotFound("run", run_id)
+    run, dataset_time, dataset_memory = found
+    progress = _progress(await repository.state_verdict_counts(run_id))
+    return RunRead(**_summary(settings, run, dataset_time, dataset_memory).model_dump(), progress=progress)
+
+
+async def list_runs(
+    session: AsyncSession,
+    settings: Settings,
+    *,
+    dataset_id: uuid.UUID | None,
+    model: str | None,
+    limit: int,
+    offset: int,
+) -> RunList:
+    rows, total = await RunRepository(session).list(dataset_id=dataset_id, model=model, limit=limit, offset=offset)
+    items = [_summary(settings, run, time, memory) for run, time, memory in rows]
+    return RunList(items=items, total=total, limit=limit, offset=offset)
+
+
+async def cancel(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> RunRead:
+    repository = RunRepository(session)
+    # Row lock: a worker finishing the run at the same moment either wins (409) or sees it cancelled.
+    run = await repository.get(run_id, for_update=True)
+    if run is None:
+        raise NotFound("run", run_id)
+    if run.status in _FINISHED:
+        raise Conflict(f"run {run_id} is already {run.status}; only queued or running runs can be cancelled")
+    if run.status != "cancelled":
+        await repository.cancel_queued_samples(run_id)
+        await repository.mark_cancelled(run)
+    return await get(session, settings, run_id)
+
+
+async def samples(
+    session: AsyncSession,
+    run_id: uuid.UUID,
+    *,
+    problem_key: str | None,
+    verdict: Verdict | None,
+    cursor: int | None,
+    limit: int,
+    include_completion: bool,
+) -> SamplePage:
+    repository = RunRepository(session)
+    run = await repository.get(run_id)
+    if run is None:
+        raise NotFound("run", run_id)
+    problem_id = None
+    if problem_key is not None:
+        problem_id = await repository.problem_id(run.dataset_id, problem_key)
+        if problem_id is None:
+            raise InvalidInput(["query", "problem_id"], f"problem {problem_key!r} is not in dataset {run.dataset_id}", problem_key)
+    rows = await repository.samples_page(
+        run_id,
+        problem_id=problem_id,
+        verdict=verdict.value if verdict is not None else None,
+        after=cursor,
+        limit=limit + 1,  # one extra row tells whether another page exists
+        include_completion=include_completion,
+    )
+    items = [SampleRead.model_validate(row._asdict()) for row in rows[:limit]]
+    next_cursor = str(items[-1].id) if len(rows) > limit else None
+    return SamplePage(items=items, next_cursor=next_cursor)

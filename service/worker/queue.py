@@ -1,0 +1,207 @@
+"""The samples table as a work queue: claim with leases, renew, record, reclaim.
+
+Every function takes a Session and never commits; the caller's `transaction()`
+makes each claim or each batch of results one atomic step. A lease guards every
+write: a worker that lost its lease (it was presumed dead and the samples went
+to another worker) cannot overwrite what the new owner records.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import bindparam, text
+from sqlalchemy.orm import Session
+
+from sandbox.executor import Outcome
+from sandbox.verdicts import Verdict
+from service.problems import build_program
+
+# One (run, problem) group per claim: its samples share a program prefix and limits.
+_CLAIM = text(
+    """
+    WITH head AS (
+        SELECT run_id, problem_id FROM samples
+        WHERE state = 'queued' ORDER BY id LIMIT 1
+        FOR UPDATE SKIP LOCKED
+    ), picked AS (
+        SELECT s.id FROM samples s JOIN head USING (run_id, problem_id)
+        WHERE s.state = 'queued' ORDER BY s.id LIMIT :limit
+        FOR UPDATE OF s SKIP LOCKED
+    )
+    UPDATE samples SET state = 'leased', lease_owner = :owner, attempts = attempts + 1,
+        lease_expires_at = now() + make_interval(secs => :lease)
+    FROM picked WHERE samples.id = picked.id
+    RETURNING samples.id, samples.run_id, samples.problem_id, samples.completion, samples.attempts
+    """
+)
+
+_CONTEXT = text(
+    """
+    SELECT p.key, p.prompt, p.test, p.entry_point,
+           coalesce(r.time_limit_s, p.time_limit_s, d.time_limit_s) AS time_limit_s,
+           coalesce(r.memory_mb, p.memory_mb, d.memory_mb) AS memory_mb
+    FROM problems p JOIN runs r ON r.id = :run_id JOIN datasets d ON d.id = p.dataset_id
+    WHERE p.id = :problem_id
+    """
+)
+
+
+@dataclass(frozen=True)
+class ClaimedSample:
+    id: int
+    run_id: uuid.UUID
+    problem_key: str
+    program: str
+    time_limit_s: float
+    memory_bytes: int
+    attempts: int
+
+
+def claim_batch(
+    session: Session, owner: str, limit: int, lease_s: float, default_time_limit_s: float, default_memory_mb: int
+) -> list[ClaimedSample]:
+    rows = session.execute(_CLAIM, {"limit": limit, "owner": owner, "lease": lease_s}).all()
+    if not rows:
+        return []
+    run_id, problem_id = rows[0].run_id, rows[0].problem_id
+    context = session.execute(_CONTEXT, {"run_id": run_id, "problem_id": problem_id}).one()
+    session.execute(
+        text("UPDATE runs SET status = 'running', started_at = now() WHERE id = :run_id AND status = 'queued'"),
+        {"run_id": run_id},
+    )
+    time_limit = context.time_limit_s or default_time_limit_s
+    memory_bytes = (context.memory_mb or default_memory_mb) * 1024 * 1024
+    return [
+        ClaimedSample(
+            id=row.id,
+            run_id=run_id,
+            problem_key=context.key,
+            program=build_program(context.prompt, row.completion, context.test, context.entry_point),
+            time_limit_s=time_limit,
+            memory_bytes=memory_bytes,
+            attempts=row.attempts,
+        )
+        for row in sorted(rows, key=lambda r: r.id)
+    ]
+
+
+def renew_leases(session: Session, owner: str, lease_s: float) -> int:
+    result = session.execute(
+        text(
+            "UPDATE samples SET lease_expires_at = now() + make_interval(secs => :lease) "
+            "WHERE state = 'leased' AND lease_owner = :owner"
+        ),
+        {"owner": owner, "lease": lease_s},
+    )
+    return result.rowcount
+
+
+_FINISH = text(
+    """
+    UPDATE samples SET state = 'done', verdict = :verdict, detail = :detail, exit_code = :exit_code,
+        signal = :signal, duration_ms = :duration_ms, cpu_ms = :cpu_ms, stdout = :stdout, stderr = :stderr,
+        stdout_truncated = :stdout_truncated, stderr_truncated = :stderr_truncated, finished_at = now(),
+        lease_owner = NULL, lease_expires_at = NULL
+    WHERE id = :b_id AND state = 'leased' AND lease_owner = :owner
+    """
+).bindparams(bindparam("b_id"))
+
+_RETRY = text(
+    """
+    UPDATE samples SET state = 'queued', detail = :detail, lease_owner = NULL, lease_expires_at = NULL
+    WHERE id = :b_id AND state = 'leased' AND lease_owner = :owner
+    """
+)
+
+
+def record_outcomes(
+    session: Session, owner: str, claimed: list[ClaimedSample], outcomes: list[Outcome], max_attempts: int
+) -> None:
+    """Store verdicts; a sandbox_error with attempts left goes back to the queue instead."""
+    _lock_runs(session, {sample.run_id for sample in claimed})
+    finish, retry = [], []
+    for sample, outcome in zip(claimed, outcomes, strict=True):
+        if outcome.verdict is Verdict.SANDBOX_ERROR and sample.attempts < max_attempts:
+            retry.append({"b_id": sample.id, "owner": owner, "detail": f"retrying after: {outcome.detail}"})
+            continue
+        finish.append(
+            {
+                "b_id": sample.id,
+                "owner": owner,
+                "verdict": outcome.verdict.value,
+                "detail": outcome.detail,
+                "exit_code": outcome.exit_code,
+                "signal": outcome.signal,
+                "duration_ms": outcome.duration_ms,
+                "cpu_ms": outcome.cpu_ms,
+                "stdout": _clean(outcome.stdout),
+                "stderr": _clean(outcome.stderr),
+                "stdout_truncated": outcome.stdout_truncated,
+                "stderr_truncated": outcome.stderr_truncated,
+            }
+        )
+    if finish:
+        session.execute(_FINISH, finish)
+    if retry:
+        session.execute(_RETRY, retry)
+    for run_id in {sample.run_id for sample in claimed}:
+        finish_run_if_done(session, run_id)
+
+
+def _clean(value: str) -> str:
+    # PostgreSQL text cannot hold NUL bytes, which programs can print.
+    return value.replace("\x00", "\\x00")
+
+
+def _lock_runs(session: Session, run_ids: set[uuid.UUID]) -> None:
+    # Serialises the "was that the last sample?" check between workers finishing one run together.
+    for run_id in sorted(run_ids):
+        session.execute(text("SELECT 1 FROM runs WHERE id = :id FOR UPDATE"), {"id": run_id})
+
+
+def finish_run_if_done(session: Session, run_id: uuid.UUID) -> None:
+    """Mark the run completed (or failed, if nothing but sandbox errors came back) once no sample is left."""
+    session.execute(
+        text(
+            """
+            UPDATE runs SET finished_at = now(), status = CASE
+                WHEN EXISTS (SELECT 1 FROM samples WHERE run_id = :id AND state = 'done' AND verdict <> 'sandbox_error')
+                THEN 'completed' ELSE 'failed' END
+            WHERE id = :id AND status IN ('queued', 'running')
+              AND NOT EXISTS (SELECT 1 FROM samples WHERE run_id = :id AND state IN ('queued', 'leased'))
+            """
+        ),
+        {"id": run_id},
+    )
+
+
+def reclaim_expired(session: Session, max_attempts: int) -> int:
+    """Requeue samples whose worker vanished; give up on ones that took down a worker every time."""
+    run_ids = set(
+        session.execute(
+            text("SELECT DISTINCT run_id FROM samples WHERE state = 'leased' AND lease_expires_at < now()")
+        ).scalars()
+    )
+    if not run_ids:
+        return 0
+    _lock_runs(session, run_ids)  # same lock order as record_outcomes: runs, then samples
+    result = session.execute(
+        text(
+            """
+            UPDATE samples SET
+                state = CASE WHEN attempts >= :max THEN 'done' ELSE 'queued' END,
+                verdict = CASE WHEN attempts >= :max THEN 'sandbox_error' END,
+                detail = CASE WHEN attempts >= :max
+                    THEN 'the worker running this sample was lost ' || attempts || ' times' END,
+                finished_at = CASE WHEN attempts >= :max THEN now() END,
+                lease_owner = NULL, lease_expires_at = NULL
+            WHERE state = 'leased' AND lease_expires_at < now() AND run_id = ANY(:run_ids)
+            """
+        ),
+        {"max": max_attempts, "run_ids": list(run_ids)},
+    )
+    for run_id in run_ids:
+        finish_run_if_done(session, run_id)
+    return result.rowcount

@@ -1,0 +1,163 @@
+"""Fixtures: a real PostgreSQL (schema from migrations), a rolled-back session per test, an HTTP client."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+from collections.abc import AsyncIterator, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from alembic import command
+from alembic.config import Config
+from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+
+from service.app import create_app
+from service.database import make_async_engine
+from service.dependencies import get_session
+from service.embedded_postgres import EmbeddedPostgres
+from service.settings import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _admin_conninfo(url: str) -> str:
+    return make_url(url).set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def database_url() -> Iterator[str]:
+    """A fresh database on $PASSK_TEST_DATABASE_URL's server, or on a private embedded cluster.
+
+    No skip: if PostgreSQL cannot start, every test errors with the reason.
+    """
+    server = None
+    base_url = os.environ.get("PASSK_TEST_DATABASE_URL")
+    if not base_url:
+        server = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="passk-test-pg-")))
+        base_url = server.start()
+    name = f"passk_test_{secrets.token_hex(6)}"
+    try:
+        with psycopg.connect(_admin_conninfo(base_url), autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+        url = make_url(base_url).set(database=name).render_as_string(hide_password=False)
+        cfg = Config(str(REPO / "alembic.ini"))
+        cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
+        cfg.attributes["configure_logging"] = False
+        cfg.set_main_option("path_separator", "os")  # silences alembic's legacy-splitting warning
+        command.upgrade(cfg, "head")
+        yield url
+        with psycopg.connect(_admin_conninfo(base_url), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        if server is not None:
+            server.stop()
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return Settings(env="test", database_url=database_url)
+
+
+@pytest.fixture(scope="session")
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    engine = make_async_engine(database_url)
+    yield engine
+    await engine.dispose()
+
+
+@pytest.fixture
+async def db_session(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
+    """A session inside an outer transaction that is rolled back: its commits are savepoint releases."""
+    async with engine.connect() as connection:
+        outer = await connection.begin()
+        session = AsyncSession(
+            bind=connection, join_transaction_mode="create_savepoint", expire_on_commit=False, autoflush=False
+        )
+        try:
+            yield session
+        finally:
+            await session.close()
+            await outer.rollback()
+
+
+@pytest.fixture
+async def app(settings: Settings, db_session: AsyncSession) -> AsyncIterator[FastAPI]:
+    app = create_app(settings)
+
+    async def session_override() -> AsyncIterator[AsyncSession]:
+        # Same contract as get_session: commit after the endpoint, roll back on error.
+        try:
+            yield db_session
+            await db_session.commit()
+        except BaseException:
+            await db_session.rollback()
+            raise
+
+    app.dependency_overrides[get_session] = session_override
+    # ASGITransport does not send lifespan events; run the lifespan so app.state has its engine.
+    async with app.router.lifespan_context(app):
+        yield app
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=60) as c:
+        yield c
+
+
+# ---- helpers shared by the API tests -------------------------------------------------------------
+
+
+def problem(key: str, **extra: Any) -> dict[str, Any]:
+    entry = "f_" + "".join(ch if ch.isalnum() else "_" for ch in key)
+    return {
+        "id": key,
+        "prompt": f"def {entry}(x):\n",
+        "test": "def check(candidate):\n    assert candidate(1) == 1\n",
+        "entry_point": entry,
+        **extra,
+    }
+
+
+async def create_dataset(client: httpx.AsyncClient, keys: Sequence[str], name: str | None = None, **body: Any) -> dict[str, Any]:
+    payload = {"name": name or f"ds-{secrets.token_hex(4)}", "problems": [problem(k) for k in keys], **body}
+    response = await client.post("/v1/datasets", json=payload)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+async def create_run(
+    client: httpx.AsyncClient, dataset_id: str, samples_per_problem: dict[str, int], **body: Any
+) -> dict[str, Any]:
+    samples = [
+        {"problem_id": key, "completion": f"    return x  # {key} #{i}\n"}
+        for key, count in samples_per_problem.items()
+        for i in range(count)
+    ]
+    payload = {"dataset_id": dataset_id, "model": "test-model", "sampling": {"temperature": 0.8}, "samples": samples, **body}
+    response = await client.post("/v1/runs", json=payload)
+    assert response.status_code == 202, response.text
+    return response.json()
+
+
+async def set_verdicts(session: AsyncSession, run_id: str, key: str, verdicts: Sequence[str | None]) -> None:
+    """Emulate a worker: sample `index` i of problem `key` gets verdicts[i] (None leaves it queued)."""
+    pairs = [(i, v) for i, v in enumerate(verdicts) if v is not None]
+    if not pairs:
+        return
+    await session.execute(
+        text(
+            "UPDATE samples s SET state = 'done', verdict = v.verdict, attempts = 1, finished_at = now() "
+            "FROM problems p, unnest(CAST(:indexes AS int[]), CAST(:verdicts AS text[])) AS v(idx, verdict) "
+            "WHERE s.run_id = :run_id AND s.problem_id = p.id AND p.key = :key AND s.index = v.idx"
+        ),
+        {"run_id": run_id, "key": key, "indexes": [i for i, _ in pairs], "verdicts": [v for _, v in pairs]},
+    )

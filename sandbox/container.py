@@ -183,8 +183,9 @@ def sweep(client: docker.DockerClient, max_age_s: float) -> int:
     now = time.time()
     for container in client.containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"}):
         created = float(container.labels.get(LABEL_CREATED, "0") or 0)
-        # "created" is included: a worker killed between create and start leaves one behind.
-        if (container.status in {"exited", "dead", "created"} and now - created > 5) or now - created > max_age_s:
+        # A worker killed between create and start leaves a "created" one; give live workers a minute.
+        stale_created = container.status == "created" and now - created > 60
+        if container.status in {"exited", "dead"} or stale_created or now - created > max_age_s:
             try:
                 container.remove(force=True)
                 removed += 1

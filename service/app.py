@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -50,6 +51,9 @@ async def _database_url(settings: Settings) -> str:
 
 
 def _encodable(value: Any) -> Any:
+    """Echoed input as strict JSON can carry it: lone surrogates replaced, NaN/Infinity as strings."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
     if isinstance(value, str):
         return value.encode("utf-8", "replace").decode("utf-8")
     if isinstance(value, list):
@@ -90,7 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's own 422 body, except that echoed input is made encodable: a lone surrogate
-        # in the request would otherwise turn the 422 into a 500 while rendering it.
+        # or a NaN in the request would otherwise turn the 422 into a 500 while rendering it.
         content = {"detail": _encodable(jsonable_encoder(exc.errors()))}
         return JSONResponse(content, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
 

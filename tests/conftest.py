@@ -161,3 +161,6 @@ async def set_verdicts(session: AsyncSession, run_id: str, key: str, verdicts: S
         ),
         {"run_id": run_id, "key": key, "indexes": [i for i, _ in pairs], "verdicts": [v for _, v in pairs]},
     )
+    # Like a worker, commit (here: release the savepoint), so a later request that fails and
+    # rolls back its own savepoint cannot take these verdicts with it.
+    await session.commit()

@@ -160,6 +160,7 @@ async def test_cancel_flow(client: httpx.AsyncClient, db_session: AsyncSession) 
     await db_session.execute(
         text("UPDATE samples SET state = 'leased', lease_owner = 'w1' WHERE run_id = :id AND index = 1"), {"id": run["id"]}
     )
+    await db_session.commit()
     response = await client.post(f"/v1/runs/{run['id']}/cancel")
     assert response.status_code == 200, response.text
     cancelled = response.json()
@@ -174,6 +175,7 @@ async def test_cancel_flow(client: httpx.AsyncClient, db_session: AsyncSession) 
 
     finished = await create_run(client, dataset["id"], {"a": 1})
     await db_session.execute(text("UPDATE runs SET status = 'completed' WHERE id = :id"), {"id": finished["id"]})
+    await db_session.commit()
     response = await client.delete(f"/v1/runs/{finished['id']}")
     assert response.status_code == 409 and "completed" in response.json()["detail"]
     missing = uuid.uuid4()

@@ -263,7 +263,11 @@ def wipe(path: str) -> bool:
     return clean
 
 
-def run_job(job: dict, frame: dict, sequence: int) -> tuple[dict, str | None]:
+class HostGone(Exception):
+    """stdin closed while a batch ran: the worker died, so nobody will read our results."""
+
+
+def run_job(job: dict, frame: dict, sequence: int, stdin: int) -> tuple[dict, str | None]:
     """Run one program; returns its result and, if the container must retire, why."""
     limits = {
         "time_limit_s": float(job["time_limit_s"]),
@@ -292,6 +296,8 @@ def run_job(job: dict, frame: dict, sequence: int) -> tuple[dict, str | None]:
     poller = select.poll()
     for fd in captures:
         poller.register(fd, select.POLLIN | select.POLLHUP)
+    # The host sends nothing during a batch, so any event on stdin means it hung up.
+    poller.register(stdin, select.POLLIN | select.POLLHUP)
     try:
         pidfd: int | None = os.pidfd_open(pid)
         poller.register(pidfd, select.POLLIN)
@@ -309,6 +315,10 @@ def run_job(job: dict, frame: dict, sequence: int) -> tuple[dict, str | None]:
             break
         timeout_ms = min(remaining * 1000, 1000 if pidfd is not None else 5)
         for fd, _ in poller.poll(timeout_ms):
+            if fd == stdin:
+                os.killpg(pid, signal.SIGKILL)
+                kill_everything()
+                raise HostGone
             if fd in open_fds:
                 chunk = os.read(fd, READ_CHUNK)
                 if chunk:
@@ -422,7 +432,9 @@ def main() -> int:
         for job in frame["jobs"]:
             sequence += 1
             try:
-                result, retire = run_job(job, frame, sequence)
+                result, retire = run_job(job, frame, sequence, stdin)
+            except HostGone:
+                return 0
             except Exception as exc:  # our own failure: say so, never blame the program
                 result = {"type": "result", "id": job["id"], "verdict": "sandbox_error", "detail": f"supervisor: {exc!r}"}
                 retire = "supervisor error"

@@ -53,6 +53,7 @@ def test_humaneval_end_to_end(stack: Stack) -> None:
     )
     assert response.status_code == 202, response.text
     run = wait_for_run(client, response.json()["id"])
+    stack.stop_workers()
     assert run["status"] == "completed", run
     assert run["progress"]["done"] == run["progress"]["total"] == len(samples)
     assert run["progress"]["by_verdict"]["sandbox_error"] == 0

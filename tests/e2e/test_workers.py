@@ -1,0 +1,92 @@
+"""Several workers share one queue; a worker killed with SIGKILL loses nothing."""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import docker
+import httpx
+import pytest
+
+from sandbox.container import LABEL_ROLE, ROLE_SANDBOX
+from tests.e2e.conftest import Stack, wait_for_run
+
+PROMPT = "def slow(x):\n"
+TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
+
+
+def _dataset(client: httpx.Client, name: str, problems: int) -> str:
+    body = {
+        "name": name,
+        "problems": [
+            {"id": f"p{i}", "prompt": PROMPT, "test": TEST + f"# {i}\n", "entry_point": "slow"} for i in range(problems)
+        ],
+    }
+    response = client.post("/v1/datasets", json=body)
+    assert response.status_code in (200, 201), response.text
+    return response.json()["id"]
+
+
+def _samples(client: httpx.Client, run_id: str) -> list[dict]:
+    page = client.get(f"/v1/runs/{run_id}/samples", params={"limit": 1000}).raise_for_status().json()
+    return page["samples"] if "samples" in page else page["items"]
+
+
+@pytest.mark.slow
+def test_two_workers_never_run_a_sample_twice(stack: Stack) -> None:
+    client = httpx.Client(base_url=stack.api_url, timeout=60)
+    dataset_id = _dataset(client, "shared-queue", problems=20)
+    samples = [{"problem_id": f"p{i}", "completion": "    return x * x\n"} for i in range(20) for _ in range(10)]
+    stack.start_worker(concurrency=2)
+    stack.start_worker(concurrency=2)
+    run_id = client.post(
+        "/v1/runs", json={"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.8}, "samples": samples}
+    ).json()["id"]
+    run = wait_for_run(client, run_id)
+    stack.stop_workers()
+    assert run["status"] == "completed" and run["progress"]["passed"] == 200
+    rows = _samples(client, run_id)
+    assert len(rows) == 200
+    # Claimed exactly once each: a second claim would have raised the attempt count.
+    assert {row["attempts"] for row in rows} == {1}
+
+
+@pytest.mark.slow
+def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
+    client = httpx.Client(base_url=stack.api_url, timeout=60)
+    dataset_id = _dataset(client, "crash-me", problems=1)
+    # Slow enough that the worker dies mid-batch.
+    completion = "    import time\n    time.sleep(0.5)\n    return x * x\n"
+    run_id = client.post(
+        "/v1/runs",
+        json={"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 1.0},
+              "samples": [{"problem_id": "p0", "completion": completion}] * 12},
+    ).json()["id"]
+    stack.stop_workers()
+    doomed = stack.start_worker(concurrency=1)
+    deadline = time.monotonic() + 60
+    while client.get(f"/v1/runs/{run_id}").json()["status"] == "queued":
+        assert time.monotonic() < deadline, "the first worker never claimed the batch"
+        time.sleep(0.2)
+    time.sleep(1.5)
+    doomed.send_signal(signal.SIGKILL)
+    doomed.wait()
+    assert client.get(f"/v1/runs/{run_id}").json()["progress"]["done"] == 0
+    # Its container notices the hang-up and exits on its own; the next worker sweeps it on start.
+    engine = docker.from_env()
+    while engine.containers.list(filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}", "status": "running"}):
+        assert time.monotonic() < deadline + 30, "the dead worker's container kept running"
+        time.sleep(0.2)
+
+    stack.start_worker(concurrency=1)
+    run = wait_for_run(client, run_id, timeout_s=180)
+    stack.stop_workers()
+    assert run["status"] == "completed"
+    rows = _samples(client, run_id)
+    assert len(rows) == 12
+    assert all(row["state"] == "done" and row["verdict"] == "passed" for row in rows), rows
+    assert {row["attempts"] for row in rows} == {2}
+    # The dead worker's container ended with it and was swept: nothing labelled passk is left.
+    leftovers = docker.from_env().containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"})
+    assert leftovers == []

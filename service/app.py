@@ -21,7 +21,7 @@ from sqlalchemy.exc import DataError
 
 from service.database import make_async_engine, make_async_sessionmaker
 from service.datasets.endpoints import router as datasets_router
-from service.dependencies import APIError
+from service.dependencies import APIError, openapi_error
 from service.metrics.endpoints import router as metrics_router
 from service.runs.endpoints import router as runs_router
 from service.settings import Settings, get_settings
@@ -111,7 +111,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         response_model=Health,
         tags=["health"],
         summary="Liveness and database reachability",
-        responses={503: {"description": "The database is unreachable", "content": {"application/json": {"example": {"status": "unavailable"}}}}},
+        responses={503: openapi_error("The database is unreachable", {"status": "unavailable"})},
     )
     async def healthz(request: Request) -> Any:
         try:

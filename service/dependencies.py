@@ -8,6 +8,7 @@ failed commit is a 5xx instead of a 2xx for data that was never stored.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
@@ -18,25 +19,14 @@ from service.settings import Settings
 from service.settings import get_settings as _default_settings
 
 
+# session_scope is the one commit/rollback policy; as a context manager, an exception raised
+# by the endpoint is thrown into it (rollback) rather than left to garbage collection.
+_session_scope = asynccontextmanager(session_scope)
+
+
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
-    # Drive session_scope by hand so an exception in the endpoint is thrown
-    # into it (rollback) instead of being swallowed by a plain `async for`.
-    scope = session_scope(request.app.state.sessionmaker)
-    session = await anext(scope)
-    try:
+    async with _session_scope(request.app.state.sessionmaker) as session:
         yield session
-    except BaseException as exc:
-        try:
-            await scope.athrow(exc)
-        except BaseException as raised:
-            if raised is not exc:
-                raise
-        raise
-    else:
-        try:
-            await anext(scope)
-        except StopAsyncIteration:
-            pass
 
 
 def get_settings(request: Request) -> Settings:
@@ -76,3 +66,16 @@ class InvalidInput(APIError):
 
     def __init__(self, loc: Sequence[str | int], msg: str, input_: Any = None) -> None:
         super().__init__([{"type": "value_error", "loc": list(loc), "msg": msg, "input": input_}])
+
+
+def openapi_error(description: str, example: Any) -> dict[str, Any]:
+    """An error response for the OpenAPI `responses` of a route, with an example body."""
+    return {"description": description, "content": {"application/json": {"example": example}}}
+
+
+def openapi_422(description: str, example: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A documented 422 that keeps FastAPI's HTTPValidationError schema (a bare override would drop it)."""
+    media: dict[str, Any] = {"schema": {"$ref": "#/components/schemas/HTTPValidationError"}}
+    if example is not None:
+        media["example"] = example
+    return {"description": description, "content": {"application/json": media}}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
@@ -59,6 +60,7 @@ def database_url() -> Iterator[str]:
     finally:
         if server is not None:
             server.stop()
+            shutil.rmtree(server.root, ignore_errors=True)
 
 
 @pytest.fixture

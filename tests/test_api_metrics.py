@@ -120,13 +120,14 @@ async def test_partial_while_unfinished(client: httpx.AsyncClient, db_session: A
 
 
 async def test_cancelled_run_uses_problems_with_nothing_pending(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
-    dataset = await create_dataset(client, ["a", "b", "c"])
-    run = await create_run(client, dataset["id"], {"a": 3, "b": 3, "c": 3})
+    dataset = await create_dataset(client, ["a", "b", "c", "d"])
+    run = await create_run(client, dataset["id"], {"a": 3, "b": 3, "c": 3, "d": 3})
     await set_verdicts(db_session, run["id"], "a", _verdicts(3, 3))
     await set_verdicts(db_session, run["id"], "b", ["failed"])
+    await set_verdicts(db_session, run["id"], "d", ["sandbox_error"])  # no model verdict before the cancel
     assert (await client.post(f"/v1/runs/{run['id']}/cancel")).status_code == 200
     body = (await _metrics(client, run["id"])).json()
-    assert (body["status"], body["partial"], body["problems"], body["problems_total"]) == ("cancelled", True, 2, 3)
+    assert (body["status"], body["partial"], body["problems"], body["problems_total"]) == ("cancelled", True, 2, 4)
     assert (body["n_min"], body["n_max"]) == (1, 3) and "cancelled" in body["note"]
     assert body["metrics"][0]["pass_at_k"]["estimate"] == pytest.approx(0.5)
 
@@ -167,7 +168,8 @@ async def test_metrics_at_scale_are_fast(client: httpx.AsyncClient, db_session: 
     keys = [f"task/{i}" for i in range(1000)]
     dataset = await create_dataset(client, keys)
     samples = [{"problem_id": k, "completion": "    pass\n"} for _ in range(200) for k in keys]
-    response = await client.post("/v1/runs", json={"dataset_id": dataset["id"], "model": "m", "sampling": {"temperature": 1.0}, "samples": samples})
+    body = {"dataset_id": dataset["id"], "model": "m", "sampling": {"temperature": 1.0}, "samples": samples}
+    response = await client.post("/v1/runs", json=body)
     assert response.status_code == 202
     run_id = response.json()["id"]
     await db_session.execute(

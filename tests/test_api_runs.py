@@ -121,7 +121,10 @@ async def test_run_validation_errors_name_the_problem(client: httpx.AsyncClient,
     assert response.status_code == 422 and _locs(response) == [["body", "time_limit_s"]]
     response = await client.post("/v1/runs", json={**_run_body(dataset["id"], ok), "sampling": {"top_p": 0.9}})
     assert response.status_code == 422 and ["body", "sampling", "temperature"] in _locs(response)
-    nan = b'{"dataset_id": "%s", "model": "m", "sampling": {"temperature": 0, "x": NaN}, "samples": [{"problem_id": "a", "completion": ""}]}'
+    nan = (
+        b'{"dataset_id": "%s", "model": "m", "sampling": {"temperature": 0, "x": NaN},'
+        b' "samples": [{"problem_id": "a", "completion": ""}]}'
+    )
     response = await client.post("/v1/runs", content=nan % dataset["id"].encode(), headers={"content-type": "application/json"})
     assert response.status_code == 422 and "finite" in response.text
     nul = ok + [{"problem_id": "a", "completion": "x\u0000"}]
@@ -208,7 +211,8 @@ async def test_samples_pagination_and_filters(client: httpx.AsyncClient, db_sess
     failed = (await client.get(url, params={"verdict": "failed"})).json()["items"]
     assert len(failed) == 5 and {s["verdict"] for s in failed} == {"failed"}
     for params, loc in [({"verdict": "bogus"}, ["query", "verdict"]), ({"limit": 1001}, ["query", "limit"]),
-                        ({"cursor": "abc"}, ["query", "cursor"]), ({"problem_id": "zzz"}, ["query", "problem_id"])]:
+                        ({"cursor": "abc"}, ["query", "cursor"]), ({"problem_id": "zzz"}, ["query", "problem_id"]),
+                        ({"problem_id": "a\u0000"}, ["query", "problem_id"])]:
         response = await client.get(url, params=params)
         assert response.status_code == 422 and _locs(response) == [loc], params
     assert (await client.get(f"/v1/runs/{uuid.uuid4()}/samples")).status_code == 404

@@ -9,11 +9,17 @@ from fastapi import APIRouter, Query, Response, status
 
 from service.datasets import service as dataset_service
 from service.datasets.schemas import DatasetCreate, DatasetDetail, DatasetList, DatasetRead
-from service.dependencies import SessionDep, SettingsDep
+from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 
-_NOT_FOUND = {"description": "No such dataset", "content": {"application/json": {"example": {"detail": "dataset 6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d not found"}}}}
+_NOT_FOUND = openapi_error("No such dataset", {"detail": "dataset 6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d not found"})
+_DUPLICATE = {
+    "type": "value_error",
+    "loc": ["body", "problems"],
+    "msg": "duplicate problem id(s): 'HumanEval/3'",
+    "input": ["HumanEval/3"],
+}
 
 
 @router.post(
@@ -29,7 +35,10 @@ _NOT_FOUND = {"description": "No such dataset", "content": {"application/json": 
     responses={
         200: {"description": "A dataset with this name and digest already existed; it is returned", "model": DatasetRead},
         201: {"description": "Dataset created"},
-        422: {"description": "Invalid problems: duplicate ids, missing fields, limits outside the server maxima"},
+        422: openapi_422(
+            "Invalid problems: duplicate ids, missing fields, limits outside the server maxima",
+            {"detail": [_DUPLICATE]},
+        ),
     },
 )
 async def create_dataset(body: DatasetCreate, response: Response, session: SessionDep, settings: SettingsDep) -> DatasetRead:

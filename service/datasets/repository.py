@@ -47,7 +47,7 @@ class DatasetRepository:
     async def count(self) -> int:
         return int((await self.session.execute(select(func.count()).select_from(Dataset))).scalar_one())
 
-    async def list(self, *, limit: int, offset: int) -> Sequence[Dataset]:
+    async def list_page(self, *, limit: int, offset: int) -> Sequence[Dataset]:
         statement = select(Dataset).order_by(Dataset.created_at.desc(), Dataset.id).limit(limit).offset(offset)
         return (await self.session.execute(statement)).scalars().all()
 

@@ -119,4 +119,4 @@ async def get(session: AsyncSession, dataset_id: uuid.UUID) -> DatasetDetail:
 
 async def list_datasets(session: AsyncSession, *, limit: int, offset: int) -> tuple[Sequence[Dataset], int]:
     repository = DatasetRepository(session)
-    return await repository.list(limit=limit, offset=offset), await repository.count()
+    return await repository.list_page(limit=limit, offset=offset), await repository.count()

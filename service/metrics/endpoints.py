@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
-from service.dependencies import SessionDep
+from service.dependencies import SessionDep, openapi_422
 from service.metrics import service as metrics_service
 from service.metrics.schemas import ProblemResults, RunMetrics
 from service.runs.endpoints import RUN_NOT_FOUND
@@ -25,24 +25,20 @@ KQuery = Annotated[
 
 _K_TOO_LARGE: dict[int | str, dict[str, Any]] = {
     **RUN_NOT_FOUND,
-    422: {
-        "description": "Bad parameters, or a k larger than some problem's number of samples",
-        "content": {
-            "application/json": {
-                "example": {
-                    "detail": [
-                        {
-                            "type": "value_error",
-                            "loc": ["query", "k"],
-                            "msg": "k=100 exceeds the smallest number of samples per problem (n=20, e.g. problem "
-                            "'HumanEval/3'); choose k <= 20 Problems with n=20: HumanEval/3",
-                            "input": {"k": 100, "n_min": 20, "problem_ids": ["HumanEval/3"]},
-                        }
-                    ]
+    422: openapi_422(
+        "Bad parameters, or a k larger than some problem's number of samples",
+        {
+            "detail": [
+                {
+                    "type": "value_error",
+                    "loc": ["query", "k"],
+                    "msg": "k=100 exceeds the smallest number of samples per problem (n=20, e.g. problem "
+                    "'HumanEval/3'); choose k <= 20. Problems with n=20: HumanEval/3",
+                    "input": {"k": 100, "n_min": 20, "problem_ids": ["HumanEval/3"]},
                 }
-            }
+            ]
         },
-    },
+    ),
 }
 
 

@@ -42,9 +42,14 @@ class ProblemCounts:
 
     @property
     def finished(self) -> bool:
-        # Nothing left to run, and something ran: a problem whose samples were all
-        # cancelled before running carries no information and is not "finished".
-        return self.pending == 0 and sum(self.verdicts.values()) > 0
+        done = sum(self.verdicts.values())
+        cancelled = self.total - self.pending - done
+        if self.pending or done == 0:
+            return False
+        # n == 0 with cancelled samples: the problem simply did not run (cancelled run), leave it
+        # out. n == 0 otherwise means every sample hit sandbox_error: keep it, so the client gets
+        # a 422 naming it instead of a quietly smaller set of problems.
+        return self.n > 0 or cancelled == 0
 
 
 def parse_ks(raw: str) -> list[int]:
@@ -78,7 +83,7 @@ def _k_too_large(exc: KTooLarge) -> InvalidInput:
     ids = list(exc.problem_ids[:10])
     more = f" (+{len(exc.problem_ids) - 10} more)" if len(exc.problem_ids) > 10 else ""
     zero = " (every sample of these ended in sandbox_error)" if exc.min_n == 0 else ""
-    message = f"{exc} Problems with n={exc.min_n}{zero}: {', '.join(ids)}{more}"
+    message = f"{exc}. Problems with n={exc.min_n}{zero}: {', '.join(ids)}{more}"
     return InvalidInput(["query", "k"], message, {"k": exc.k, "n_min": exc.min_n, "problem_ids": ids})
 
 
@@ -129,7 +134,7 @@ async def run_metrics(
             "finished; the estimate may move as the rest finish"
         )
         if run.status == "cancelled":
-            note += " (the run was cancelled: problems none of whose samples ran are left out)"
+            note += " (the run was cancelled: problems none of whose samples got a verdict are left out)"
     return RunMetrics(
         run_id=run.id,
         dataset_id=run.dataset_id,

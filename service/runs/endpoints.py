@@ -8,17 +8,22 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Body, Query, status
 
 from sandbox.verdicts import Verdict
-from service.dependencies import SessionDep, SettingsDep
+from service.datasets.schemas import StorableStr
+from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
 from service.runs import service as run_service
 from service.runs.schemas import RunCreate, RunList, RunRead, SamplePage
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
+_RUN_ID = "0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b"
 RUN_NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    404: {
-        "description": "No such run",
-        "content": {"application/json": {"example": {"detail": "run 0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b not found"}}},
-    }
+    404: openapi_error("No such run", {"detail": f"run {_RUN_ID} not found"})
+}
+_UNKNOWN_PROBLEM = {
+    "type": "value_error",
+    "loc": ["body", "samples"],
+    "msg": "problem id(s) not in dataset 6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d: 'HumanEval/999'",
+    "input": ["HumanEval/999"],
 }
 _CREATE_EXAMPLES = {
     "humaneval": {
@@ -48,7 +53,12 @@ _CREATE_EXAMPLES = {
         "order. `sampling` is stored verbatim, including keys passk does not know. `time_limit_s` and "
         "`memory_mb` override the dataset's limits (per-problem limits still apply)."
     ),
-    responses={422: {"description": "Unknown dataset_id or problem ids, too many samples, oversized completion, limits above the server maxima"}},
+    responses={
+        422: openapi_422(
+            "Unknown dataset_id or problem ids, too many samples, oversized completion, limits above the server maxima",
+            {"detail": [_UNKNOWN_PROBLEM]},
+        )
+    },
 )
 async def create_run(
     body: Annotated[RunCreate, Body(openapi_examples=_CREATE_EXAMPLES)], session: SessionDep, settings: SettingsDep
@@ -61,7 +71,7 @@ async def list_runs(
     session: SessionDep,
     settings: SettingsDep,
     dataset_id: Annotated[uuid.UUID | None, Query(description="Only runs of this dataset")] = None,
-    model: Annotated[str | None, Query(max_length=300, description="Only runs of this model")] = None,
+    model: Annotated[StorableStr | None, Query(max_length=300, description="Only runs of this model")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
 ) -> RunList:
@@ -83,10 +93,10 @@ async def get_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep)
 
 _CANCEL_RESPONSES: dict[int | str, dict[str, Any]] = {
     **RUN_NOT_FOUND,
-    409: {
-        "description": "The run already completed or failed",
-        "content": {"application/json": {"example": {"detail": "run 0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b is already completed; only queued or running runs can be cancelled"}}},
-    },
+    409: openapi_error(
+        "The run already completed or failed",
+        {"detail": f"run {_RUN_ID} is already completed; only queued or running runs can be cancelled"},
+    ),
 }
 _CANCEL_DESCRIPTION = (
     "Queued samples are cancelled (their verdict stays null); samples already leased by a worker finish. "
@@ -126,7 +136,7 @@ async def delete_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsD
 async def list_samples(
     run_id: uuid.UUID,
     session: SessionDep,
-    problem_id: Annotated[str | None, Query(max_length=300, description="The dataset's problem id")] = None,
+    problem_id: Annotated[StorableStr | None, Query(max_length=300, description="The dataset's problem id")] = None,
     verdict: Annotated[Verdict | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[int | None, Query(ge=0, le=2**63 - 1, description="`next_cursor` of the previous page")] = None,

@@ -64,7 +64,7 @@ class RunRepository:
         )
         return (await self.session.execute(statement)).one_or_none()
 
-    async def list(
+    async def list_page(
         self, *, dataset_id: uuid.UUID | None, model: str | None, limit: int, offset: int
     ) -> tuple[Sequence[Row[tuple[Run, float | None, int | None]]], int]:
         filters = []

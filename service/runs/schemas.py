@@ -44,7 +44,9 @@ class Sampling(BaseModel):
 
     model_config = ConfigDict(
         extra="allow",
-        json_schema_extra={"examples": [{"temperature": 0.8, "top_p": 0.95, "max_tokens": 512, "seed": 1234, "stop": ["\ndef "]}]},
+        json_schema_extra={
+            "examples": [{"temperature": 0.8, "top_p": 0.95, "max_tokens": 512, "seed": 1234, "stop": ["\ndef "]}]
+        },
     )
 
     temperature: NonNegative
@@ -184,6 +186,20 @@ class RunList(BaseModel):
 
 
 class SampleRead(BaseModel):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "id": 81234, "problem_id": "HumanEval/0", "index": 3, "state": "done", "verdict": "failed",
+                    "attempts": 1, "duration_ms": 41.7, "cpu_ms": 30.2, "exit_code": 1, "signal": None,
+                    "detail": "AssertionError", "stdout": "", "stderr": "Traceback (most recent call last): ...",
+                    "stdout_truncated": False, "stderr_truncated": False, "finished_at": "2026-11-29T13:00:05Z",
+                    "completion": None,
+                }
+            ]
+        }
+    )
+
     id: int
     problem_id: str
     index: int

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -80,6 +80,17 @@ def _check_completions(body: RunCreate, settings: Settings) -> None:
             )
 
 
+def _sample_rows(
+    run_id: uuid.UUID, body: RunCreate, problem_ids: dict[str, int]
+) -> Iterator[tuple[uuid.UUID, int, int, str]]:
+    """(run_id, problem_id, index, completion); index counts per problem, in request order."""
+    next_index: dict[int, int] = defaultdict(int)
+    for sample in body.samples:
+        problem = problem_ids[sample.problem_id]
+        yield run_id, problem, next_index[problem], sample.completion
+        next_index[problem] += 1
+
+
 async def create(session: AsyncSession, settings: Settings, body: RunCreate) -> RunRead:
     if len(body.samples) > settings.max_samples_per_run:
         raise InvalidInput(
@@ -114,17 +125,7 @@ async def create(session: AsyncSession, settings: Settings, body: RunCreate) -> 
             "sample_count": len(body.samples),
         }
     )
-    next_index: dict[int, int] = defaultdict(int)
-
-    def rows() -> list[tuple[uuid.UUID, int, int, str]]:
-        out = []
-        for sample in body.samples:
-            problem = problem_ids[sample.problem_id]
-            out.append((run.id, problem, next_index[problem], sample.completion))
-            next_index[problem] += 1
-        return out
-
-    await repository.copy_samples(rows())
+    await repository.copy_samples(_sample_rows(run.id, body, problem_ids))
     await repository.notify_workers()
     total = len(body.samples)
     progress = Progress(
@@ -153,7 +154,7 @@ async def list_runs(
     limit: int,
     offset: int,
 ) -> RunList:
-    rows, total = await RunRepository(session).list(dataset_id=dataset_id, model=model, limit=limit, offset=offset)
+    rows, total = await RunRepository(session).list_page(dataset_id=dataset_id, model=model, limit=limit, offset=offset)
     items = [_summary(settings, run, time, memory) for run, time, memory in rows]
     return RunList(items=items, total=total, limit=limit, offset=offset)
 
@@ -190,7 +191,8 @@ async def samples(
     if problem_key is not None:
         problem_id = await repository.problem_id(run.dataset_id, problem_key)
         if problem_id is None:
-            raise InvalidInput(["query", "problem_id"], f"problem {problem_key!r} is not in dataset {run.dataset_id}", problem_key)
+            message = f"problem {problem_key!r} is not in dataset {run.dataset_id}"
+            raise InvalidInput(["query", "problem_id"], message, problem_key)
     rows = await repository.samples_page(
         run_id,
         problem_id=problem_id,

@@ -92,7 +92,7 @@ def _all_samples(client: httpx.Client, run_id: str) -> list[dict]:
     while True:
         params = {"limit": 1000, **({"cursor": cursor} if cursor else {})}
         page = client.get(f"/v1/runs/{run_id}/samples", params=params).raise_for_status().json()
-        out.extend(page["samples"] if "samples" in page else page["items"])
+        out.extend(page["items"])
         cursor = page.get("next_cursor")
         if not cursor:
             return sorted(out, key=lambda s: s["id"])

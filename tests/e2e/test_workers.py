@@ -30,7 +30,7 @@ def _dataset(client: httpx.Client, name: str, problems: int) -> str:
 
 def _samples(client: httpx.Client, run_id: str) -> list[dict]:
     page = client.get(f"/v1/runs/{run_id}/samples", params={"limit": 1000}).raise_for_status().json()
-    return page["samples"] if "samples" in page else page["items"]
+    return page["items"]
 
 
 @pytest.mark.slow

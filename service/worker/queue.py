@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
-from service.problems import build_program
+from service.problems import program_for
 
 # One (run, problem) group per claim: its samples share a program prefix and limits.
 _CLAIM = text(
@@ -39,9 +39,9 @@ _CLAIM = text(
 
 _CONTEXT = text(
     """
-    SELECT p.key, p.prompt, p.test, p.entry_point,
-           coalesce(r.time_limit_s, p.time_limit_s, d.time_limit_s) AS time_limit_s,
-           coalesce(r.memory_mb, p.memory_mb, d.memory_mb) AS memory_mb
+    SELECT p.*,
+           coalesce(r.time_limit_s, p.time_limit_s, d.time_limit_s) AS effective_time_limit_s,
+           coalesce(r.memory_mb, p.memory_mb, d.memory_mb) AS effective_memory_mb
     FROM problems p JOIN runs r ON r.id = :run_id JOIN datasets d ON d.id = p.dataset_id
     WHERE p.id = :problem_id
     """
@@ -71,20 +71,23 @@ def claim_batch(
         text("UPDATE runs SET status = 'running', started_at = now() WHERE id = :run_id AND status = 'queued'"),
         {"run_id": run_id},
     )
-    time_limit = context.time_limit_s or default_time_limit_s
-    memory_bytes = (context.memory_mb or default_memory_mb) * 1024 * 1024
-    return [
-        ClaimedSample(
-            id=row.id,
-            run_id=run_id,
-            problem_key=context.key,
-            program=build_program(context.prompt, row.completion, context.test, context.entry_point),
-            time_limit_s=time_limit,
-            memory_bytes=memory_bytes,
-            attempts=row.attempts,
+    time_limit = context.effective_time_limit_s or default_time_limit_s
+    memory_bytes = (context.effective_memory_mb or default_memory_mb) * 1024 * 1024
+    claimed = []
+    for row in sorted(rows, key=lambda r: r.id):
+        program = program_for(context, row.completion)
+        claimed.append(
+            ClaimedSample(
+                id=row.id,
+                run_id=run_id,
+                problem_key=context.key,
+                program=program.text,
+                time_limit_s=program.time_limit_s or time_limit,
+                memory_bytes=memory_bytes,
+                attempts=row.attempts,
+            )
         )
-        for row in sorted(rows, key=lambda r: r.id)
-    ]
+    return claimed
 
 
 def renew_leases(session: Session, owner: str, lease_s: float) -> int:

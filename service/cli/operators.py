@@ -1,4 +1,4 @@
-"""`passk`: operator commands (up, serve, worker, migrate, images)."""
+"""Operator commands: up, serve, worker, migrate, images."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import httpx
 
-from service.settings import Settings, get_settings
+from service.settings import Settings
 
-log = logging.getLogger("passk")
+log = logging.getLogger(__name__)
 
 
 def resolve_database_url(settings: Settings) -> str:
@@ -100,10 +100,7 @@ def _healthy(base_url: str) -> bool:
         return False
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="passk", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-
+def register(sub: argparse._SubParsersAction) -> None:
     up = sub.add_parser("up", help="run API + worker (+ embedded Postgres, + Docker engine if root) on this machine")
     up.add_argument("--base-image", help="base for the sandbox image (default: official python image, or local Debian)")
     up.add_argument("--host")
@@ -126,14 +123,3 @@ def build_parser() -> argparse.ArgumentParser:
     images = sub.add_parser("images", help="build the sandbox image (and its local Debian base if needed)")
     images.add_argument("--base-image", help="e.g. python:3.11-slim-bookworm where a registry is reachable")
     images.set_defaults(func=cmd_images)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    args = build_parser().parse_args(argv)
-    return int(args.func(get_settings(), args) or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

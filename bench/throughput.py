@@ -68,7 +68,7 @@ def run_reference(samples: list[dict], workdir: Path) -> tuple[float, list[bool]
 
 
 def run_passk(stack: LocalStack, problems: dict, samples: list[dict], name: str) -> tuple[float, list[dict]]:
-    client = httpx.Client(base_url=stack.api_url, timeout=300)
+    client = stack.client(timeout=300)
     dataset = client.post("/v1/datasets", json={"name": name, "problems": list(problems.values())}).raise_for_status().json()
     body = {
         "dataset_id": dataset["id"],
@@ -117,7 +117,7 @@ def bench_metrics(stack: LocalStack) -> None:
     import psycopg
     from sqlalchemy.engine import make_url
 
-    client = httpx.Client(base_url=stack.api_url, timeout=300)
+    client = stack.client(timeout=300)
     problems = [{"id": f"p{i}", "prompt": "", "test": "def check(c):\n    pass\n", "entry_point": "f"} for i in range(1000)]
     dataset = client.post("/v1/datasets", json={"name": "metrics-bench", "problems": problems}).raise_for_status().json()
     samples = [{"problem_id": f"p{i}", "completion": "x"} for i in range(1000) for _ in range(200)]

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from fastapi import FastAPI, Request, status
+from fastapi import Depends, FastAPI, Request, status
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -19,6 +19,8 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.exc import DataError
 
+from service.auth.dependencies import authorize
+from service.auth.endpoints import router as session_router
 from service.database import make_async_engine, make_async_sessionmaker
 from service.datasets.endpoints import router as datasets_router
 from service.dependencies import APIError, openapi_error
@@ -83,13 +85,22 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="passk", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
-    app.include_router(datasets_router)
-    app.include_router(runs_router)
-    app.include_router(metrics_router)
+    if settings.env != "production":
+        logger.warning(
+            "passk is running in %s mode: the database may be an embedded local cluster and the "
+            "session secret may be a per-process random one; set PASSK_ENV=production for a deployment",
+            settings.env.upper(),
+        )
+    # Every /v1 router is mounted behind `authorize` (read scope for reads, submit for writes).
+    protected = [Depends(authorize)]
+    app.include_router(datasets_router, dependencies=protected)
+    app.include_router(runs_router, dependencies=protected)
+    app.include_router(metrics_router, dependencies=protected)
+    app.include_router(session_router)
 
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError) -> JSONResponse:
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code)
+        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -21,6 +21,9 @@ from sqlalchemy.engine import make_url
 
 from sandbox.engine import ensure_engine
 from sandbox.images import ensure_sandbox_image
+from service.auth.keys import SCOPES
+from service.auth.repository import create_key
+from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.embedded_postgres import EmbeddedPostgres, _free_port
 from service.migrate import REPO_ROOT, upgrade_to_head
 
@@ -45,6 +48,7 @@ class LocalStack:
     api_url: str = ""
     database_url: str = ""
     image: str = ""
+    api_key: str = ""
     env: dict[str, str] = field(default_factory=dict)
     workers: list[subprocess.Popen] = field(default_factory=list)
     _cluster: EmbeddedPostgres | None = None
@@ -56,6 +60,10 @@ class LocalStack:
             self._cluster = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix=f"{self.prefix}-pg-")))
             server_url = self._cluster.start()
         self.database_url = create_database(server_url, self.prefix)
+        engine = make_sync_engine(self.database_url)
+        with transaction(make_sync_sessionmaker(engine)) as session:
+            _, self.api_key = create_key(session, "localstack", SCOPES)
+        engine.dispose()
         self.image = ensure_sandbox_image(ensure_engine(REPO_ROOT / ".passk"))
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("PASSK_")},
@@ -92,6 +100,10 @@ class LocalStack:
                 self._api.kill()
                 raise RuntimeError("the API did not come up")
             time.sleep(0.2)
+
+    def client(self, timeout: float = 120) -> httpx.Client:
+        """An HTTP client for the API, authenticated with a key that has every scope."""
+        return httpx.Client(base_url=self.api_url, timeout=timeout, headers={"Authorization": f"Bearer {self.api_key}"})
 
     def start_worker(self, concurrency: int = 2, **extra_env: str) -> subprocess.Popen:
         proc = subprocess.Popen(

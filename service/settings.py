@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import secrets
 from functools import lru_cache
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # Passwords that appear in tutorials and compose files; a production database
@@ -22,6 +23,9 @@ class Settings(BaseSettings):
     # None means "start an embedded cluster under data_dir" (development only).
     database_url: str | None = None
     data_dir: str = ".passk"
+
+    # Signs dashboard session cookies. Required (>= 32 chars) in production.
+    secret_key: SecretStr | None = None
 
     api_host: str = "127.0.0.1"
     api_port: int = 8000
@@ -56,6 +60,9 @@ class Settings(BaseSettings):
                 raise ValueError("PASSK_DATABASE_URL must be set when PASSK_ENV=production")
             from sqlalchemy.engine import make_url
 
+            secret = self.secret_key.get_secret_value() if self.secret_key else ""
+            if len(secret) < 32 or secret.lower() in _PLACEHOLDER_PASSWORDS:
+                raise ValueError("PASSK_SECRET_KEY must be set to a random string of at least 32 characters in production")
             password = make_url(self.database_url).password or ""
             if password.lower() in _PLACEHOLDER_PASSWORDS:
                 raise ValueError(
@@ -67,6 +74,19 @@ class Settings(BaseSettings):
         if self.default_memory_mb > self.max_memory_mb:
             raise ValueError("default_memory_mb exceeds max_memory_mb")
         return self
+
+
+    def session_secret(self) -> str:
+        """The cookie-signing secret; outside production a random one per process stands in."""
+        if self.secret_key is not None:
+            return self.secret_key.get_secret_value()
+        global _EPHEMERAL_SECRET
+        if _EPHEMERAL_SECRET is None:
+            _EPHEMERAL_SECRET = secrets.token_urlsafe(32)
+        return _EPHEMERAL_SECRET
+
+
+_EPHEMERAL_SECRET: str | None = None
 
 
 @lru_cache

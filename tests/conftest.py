@@ -21,6 +21,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from service.app import create_app
+from service.auth.keys import SCOPES
+from service.auth.repository import create_key
 from service.database import make_async_engine
 from service.dependencies import get_session
 from service.embedded_postgres import EmbeddedPostgres
@@ -110,8 +112,26 @@ async def app(settings: Settings, db_session: AsyncSession) -> AsyncIterator[Fas
 
 
 @pytest.fixture
-async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+async def api_key(db_session: AsyncSession) -> str:
+    """A key with every scope, in the rolled-back transaction."""
+    _, raw = await db_session.run_sync(lambda sync: create_key(sync, "tests", SCOPES))
+    # Released into the outer transaction, so a request that rolls back its own work keeps the key.
+    await db_session.commit()
+    return raw
+
+
+@pytest.fixture
+async def anonymous_client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=60) as c:
+        yield c
+
+
+@pytest.fixture
+async def client(app: FastAPI, api_key: str) -> AsyncIterator[httpx.AsyncClient]:
+    headers = {"Authorization": f"Bearer {api_key}"}
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=60, headers=headers
+    ) as c:
         yield c
 
 

@@ -16,6 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
 from service.app import create_app
+from service.auth.keys import SCOPES
+from service.auth.repository import create_key
 from service.settings import Settings
 from tests.conftest import create_dataset, create_run, set_verdicts
 
@@ -235,9 +237,14 @@ async def test_committed_run_notifies_workers(settings: Settings, database_url: 
     conninfo = make_url(database_url).set(drivername="postgresql").render_as_string(hide_password=False)
     async with await psycopg.AsyncConnection.connect(conninfo, autocommit=True) as listener:
         await listener.execute("LISTEN passk_samples")
-        async with app.router.lifespan_context(app), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://test"
-        ) as c:
+        async with app.router.lifespan_context(app):
+            async with AsyncSession(app.state.engine) as keys:
+                key, raw = await keys.run_sync(lambda sync: create_key(sync, "notify-test", SCOPES))
+                key_id = key.id
+                await keys.commit()
+            c = httpx.AsyncClient(
+                transport=httpx.ASGITransport(app=app), base_url="http://test", headers={"Authorization": f"Bearer {raw}"}
+            )
             dataset = await create_dataset(c, ["a"], name=f"notify-{uuid.uuid4()}")
             run = await create_run(c, dataset["id"], {"a": 3})
             try:
@@ -250,3 +257,5 @@ async def test_committed_run_notifies_workers(settings: Settings, database_url: 
                 async with app.state.engine.begin() as connection:
                     await connection.execute(text("DELETE FROM runs WHERE id = :id"), {"id": run["id"]})
                     await connection.execute(text("DELETE FROM datasets WHERE id = :id"), {"id": dataset["id"]})
+                    await connection.execute(text("DELETE FROM api_keys WHERE id = :id"), {"id": key_id})
+                await c.aclose()

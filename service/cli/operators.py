@@ -80,6 +80,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     image = ensure_sandbox_image(ensure_engine(data_dir), args.base_image)
     url = resolve_database_url(settings)
     upgrade_to_head(url)
+    _ensure_dev_key(settings.model_copy(update={"database_url": url}), data_dir)
     env = {**os.environ, "PASSK_DATABASE_URL": url, "PASSK_SANDBOX_IMAGE": image}
     worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env)
     print(f"passk API on {base_url} (docs at {base_url}/docs); worker pid {worker.pid}; Ctrl-C stops both", flush=True)
@@ -91,6 +92,20 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
             worker.wait(timeout=30)
         except subprocess.TimeoutExpired:
             worker.kill()
+
+
+def _ensure_dev_key(settings: Settings, data_dir: Path) -> None:
+    """First start: make a key with every scope and keep it in a 0600 file for the quick start."""
+    from service.cli.keys import create_key
+
+    key_file = data_dir / "api-key"
+    if key_file.exists():
+        print(f"API key: in {key_file}")
+        return
+    raw = create_key(settings, "local", ["read", "submit"])
+    key_file.write_text(raw + "\n")
+    key_file.chmod(0o600)
+    print(f"created an API key with read+submit scopes, saved in {key_file}:\n  {raw}")
 
 
 def _healthy(base_url: str) -> bool:

@@ -27,7 +27,7 @@ VARIANTS = {
 def test_humaneval_end_to_end(stack: Stack) -> None:
     problems = read_problems()
     assert len(problems) == 164
-    client = httpx.Client(base_url=stack.api_url, timeout=120)
+    client = stack.client(timeout=120)
 
     created = client.post("/v1/datasets", json={"name": "HumanEval", "problems": list(problems.values())})
     assert created.status_code == 201, created.text

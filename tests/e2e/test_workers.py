@@ -35,7 +35,7 @@ def _samples(client: httpx.Client, run_id: str) -> list[dict]:
 
 @pytest.mark.slow
 def test_two_workers_never_run_a_sample_twice(stack: Stack) -> None:
-    client = httpx.Client(base_url=stack.api_url, timeout=60)
+    client = stack.client(timeout=60)
     dataset_id = _dataset(client, "shared-queue", problems=20)
     samples = [{"problem_id": f"p{i}", "completion": "    return x * x\n"} for i in range(20) for _ in range(10)]
     stack.start_worker(concurrency=2)
@@ -54,7 +54,7 @@ def test_two_workers_never_run_a_sample_twice(stack: Stack) -> None:
 
 @pytest.mark.slow
 def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
-    client = httpx.Client(base_url=stack.api_url, timeout=60)
+    client = stack.client(timeout=60)
     dataset_id = _dataset(client, "crash-me", problems=1)
     # Slow enough that the worker dies mid-batch.
     completion = "    import time\n    time.sleep(0.5)\n    return x * x\n"

@@ -1,0 +1,73 @@
+"""Who is calling: an API key (header) or a dashboard session cookie, and what it may do.
+
+`authorize` is attached to whole routers in app.py, so a new route cannot be
+added without it by accident: reads need the `read` scope, writes `submit`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from fastapi import Request
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.auth import repository
+from service.auth.sessions import SESSION_COOKIE, verify_session
+from service.dependencies import APIError, SessionDep, get_settings
+
+READ_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+
+@dataclass(frozen=True)
+class Principal:
+    key_id: uuid.UUID
+    name: str
+    scopes: frozenset[str]
+
+
+class Unauthorized(APIError):
+    status_code = 401
+    headers = {"WWW-Authenticate": "Bearer"}
+
+
+class Forbidden(APIError):
+    status_code = 403
+
+
+def _raw_key(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return request.headers.get("x-api-key") or None
+
+
+async def optional_principal(request: Request, session: AsyncSession) -> Principal | None:
+    """The caller, if any credential is presented and valid; raises 401 for a bad key."""
+    raw = _raw_key(request)
+    if raw is not None:
+        key = await repository.find_active_by_raw(session, raw)
+        if key is None:
+            raise Unauthorized("invalid or revoked API key")
+        return Principal(key.id, key.name, frozenset(key.scopes))
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if cookie:
+        key_id = verify_session(get_settings(request).session_secret(), cookie)
+        key = await repository.get_active(session, key_id) if key_id else None
+        if key is not None:
+            return Principal(key.id, key.name, frozenset(key.scopes))
+    return None
+
+
+def require(principal: Principal | None, scope: str) -> Principal:
+    if principal is None:
+        raise Unauthorized("an API key is required: send 'Authorization: Bearer <key>' (create one with `passk keys create`)")
+    if scope not in principal.scopes:
+        raise Forbidden(f"API key '{principal.name}' lacks the '{scope}' scope")
+    return principal
+
+
+async def authorize(request: Request, session: SessionDep) -> Principal:
+    scope = "read" if request.method in READ_METHODS else "submit"
+    return require(await optional_principal(request, session), scope)

@@ -1,0 +1,45 @@
+"""Production refuses to start without real secrets; development says loudly what it is."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from service.settings import Settings
+
+GOOD_SECRET = "x" * 40
+GOOD_URL = "postgresql://passk:Zq8f3LkP0vR7tY2u@db:5432/passk"
+
+
+def test_production_needs_a_database_url() -> None:
+    with pytest.raises(ValidationError, match="PASSK_DATABASE_URL must be set"):
+        Settings(env="production", secret_key=GOOD_SECRET)
+
+
+@pytest.mark.parametrize("password", ["", "postgres", "password", "changeme"])
+def test_production_refuses_placeholder_database_passwords(password: str) -> None:
+    with pytest.raises(ValidationError, match="placeholder password"):
+        Settings(env="production", secret_key=GOOD_SECRET, database_url=f"postgresql://passk:{password}@db/passk")
+
+
+@pytest.mark.parametrize("secret", [None, "", "changeme", "short"])
+def test_production_refuses_missing_or_weak_secret_keys(secret: str | None) -> None:
+    with pytest.raises(ValidationError, match="PASSK_SECRET_KEY"):
+        Settings(env="production", database_url=GOOD_URL, secret_key=secret)
+
+
+def test_production_with_real_secrets_starts() -> None:
+    settings = Settings(env="production", database_url=GOOD_URL, secret_key=GOOD_SECRET)
+    assert settings.session_secret() == GOOD_SECRET
+
+
+def test_development_uses_a_random_per_process_secret() -> None:
+    first, second = Settings(env="development"), Settings(env="development")
+    assert first.session_secret() == second.session_secret() and len(first.session_secret()) >= 32
+
+
+def test_development_mode_is_announced(caplog: pytest.LogCaptureFixture) -> None:
+    from service.app import create_app
+
+    create_app(Settings(env="development", database_url=GOOD_URL))
+    assert any("DEVELOPMENT mode" in record.getMessage() for record in caplog.records)

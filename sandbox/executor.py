@@ -47,6 +47,8 @@ class Outcome:
     stdout_truncated: bool = False
     stderr_truncated: bool = False
     leftover_processes: bool = False
+    # For timeouts: "cpu" (the program's own CPU time; independent of load) or "wall" (may be load).
+    timeout_kind: str | None = None
 
     @classmethod
     def from_supervisor(cls, message: dict[str, Any]) -> Outcome:
@@ -63,6 +65,7 @@ class Outcome:
             stdout_truncated=bool(message.get("stdout_truncated")),
             stderr_truncated=bool(message.get("stderr_truncated")),
             leftover_processes=bool(message.get("leftover_processes")),
+            timeout_kind=message.get("timeout_kind"),
         )
 
 

@@ -391,11 +391,12 @@ def judge(status: int, cpu: float, time_limit: float, wall_timeout: bool, oom: b
     detail = message.decode("utf-8", "replace")
 
     if wall_timeout:
-        return {**base, "verdict": "timeout", "detail": f"wall-clock limit exceeded (CPU limit {time_limit:g} s)"}
+        return {**base, "verdict": "timeout", "timeout_kind": "wall",
+                "detail": f"wall-clock limit exceeded (CPU limit {time_limit:g} s)"}
     cpu_rlimit = max(1, math.ceil(time_limit))
     # SIGXCPU at the soft limit; SIGKILL at the hard one for programs that ignore it.
     if signum == signal.SIGXCPU or (signum == signal.SIGKILL and cpu >= cpu_rlimit - 0.05):
-        return {**base, "verdict": "timeout", "detail": f"CPU time limit of {time_limit:g} s exceeded"}
+        return {**base, "verdict": "timeout", "timeout_kind": "cpu", "detail": f"CPU time limit of {time_limit:g} s exceeded"}
     if oom or kind == b"MEMORY":
         return {**base, "verdict": "memory", "detail": detail or "memory limit exceeded"}
     if kind == b"SETUP":
@@ -404,7 +405,8 @@ def judge(status: int, cpu: float, time_limit: float, wall_timeout: bool, oom: b
         return {**base, "verdict": "crashed", "detail": f"killed by signal {signal.Signals(signum).name}"}
     if kind == b"PASS" and message == nonce and exit_code == 0:
         if cpu > time_limit:
-            return {**base, "verdict": "timeout", "detail": f"CPU time {cpu:.2f} s exceeds the limit of {time_limit:g} s"}
+            return {**base, "verdict": "timeout", "timeout_kind": "cpu",
+                    "detail": f"CPU time {cpu:.2f} s exceeds the limit of {time_limit:g} s"}
         return {**base, "verdict": "passed", "detail": None}
     if kind == b"FAILED":
         return {**base, "verdict": "failed", "detail": detail}

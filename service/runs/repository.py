@@ -20,7 +20,7 @@ PENDING_STATES = ("queued", "leased")
 _SAMPLE_COLUMNS = (
     Sample.id, Problem.key.label("problem_id"), Sample.index, Sample.state, Sample.verdict, Sample.attempts,
     Sample.duration_ms, Sample.cpu_ms, Sample.exit_code, Sample.signal, Sample.detail, Sample.stdout,
-    Sample.stderr, Sample.stdout_truncated, Sample.stderr_truncated, Sample.finished_at,
+    Sample.stderr, Sample.stdout_truncated, Sample.stderr_truncated, Sample.finished_at, Sample.cached, Sample.rerun,
 )
 
 

@@ -194,7 +194,7 @@ class SampleRead(BaseModel):
                     "attempts": 1, "duration_ms": 41.7, "cpu_ms": 30.2, "exit_code": 1, "signal": None,
                     "detail": "AssertionError", "stdout": "", "stderr": "Traceback (most recent call last): ...",
                     "stdout_truncated": False, "stderr_truncated": False, "finished_at": "2026-11-29T13:00:05Z",
-                    "completion": None,
+                    "cached": False, "rerun": False, "completion": None,
                 }
             ]
         }
@@ -216,6 +216,8 @@ class SampleRead(BaseModel):
     stdout_truncated: bool
     stderr_truncated: bool
     finished_at: datetime | None
+    cached: bool = Field(description="The verdict was taken from the result cache (an identical program under identical limits ran before).")
+    rerun: bool = Field(description="A wall-clock timeout was re-run alone before the verdict became final.")
     completion: str | None = Field(None, description="Only with `include=completion`.")
 
 

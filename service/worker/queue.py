@@ -8,7 +8,10 @@ to another worker) cannot overwrite what the new owner records.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, text
@@ -39,7 +42,7 @@ _CLAIM = text(
 
 _CONTEXT = text(
     """
-    SELECT p.*,
+    SELECT p.*, r.use_cache,
            coalesce(r.time_limit_s, p.time_limit_s, d.time_limit_s) AS effective_time_limit_s,
            coalesce(r.memory_mb, p.memory_mb, d.memory_mb) AS effective_memory_mb
     FROM problems p JOIN runs r ON r.id = :run_id JOIN datasets d ON d.id = p.dataset_id
@@ -57,10 +60,28 @@ class ClaimedSample:
     time_limit_s: float
     memory_bytes: int
     attempts: int
+    # None when the run opted out of the result cache.
+    cache_key: str | None = None
+
+
+# Bump when the supervisor's judging changes, so old cached verdicts stop matching.
+CACHE_VERSION = 1
+
+
+def cache_key(program: str, time_limit_s: float, memory_bytes: int, image_id: str) -> str:
+    """Everything that decides a verdict: program bytes, limits, and the exact sandbox image."""
+    header = json.dumps([CACHE_VERSION, image_id, time_limit_s, memory_bytes]).encode()
+    return hashlib.sha256(header + b"\0" + program.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def claim_batch(
-    session: Session, owner: str, limit: int, lease_s: float, default_time_limit_s: float, default_memory_mb: int
+    session: Session,
+    owner: str,
+    limit: int,
+    lease_s: float,
+    default_time_limit_s: float,
+    default_memory_mb: int,
+    image_id: str,
 ) -> list[ClaimedSample]:
     rows = session.execute(_CLAIM, {"limit": limit, "owner": owner, "lease": lease_s}).all()
     if not rows:
@@ -76,18 +97,76 @@ def claim_batch(
     claimed = []
     for row in sorted(rows, key=lambda r: r.id):
         program = program_for(context, row.completion)
+        limit_s = program.time_limit_s or time_limit
         claimed.append(
             ClaimedSample(
                 id=row.id,
                 run_id=run_id,
                 problem_key=context.key,
                 program=program.text,
-                time_limit_s=program.time_limit_s or time_limit,
+                time_limit_s=limit_s,
                 memory_bytes=memory_bytes,
                 attempts=row.attempts,
+                cache_key=cache_key(program.text, limit_s, memory_bytes, image_id) if context.use_cache else None,
             )
         )
     return claimed
+
+
+_OUTCOME_COLUMNS = (
+    "verdict", "detail", "exit_code", "signal", "duration_ms", "cpu_ms",
+    "stdout", "stderr", "stdout_truncated", "stderr_truncated",
+)
+
+
+def lookup_cache(session: Session, keys: Iterable[str]) -> dict[str, Outcome]:
+    wanted = sorted(set(keys))
+    if not wanted:
+        return {}
+    rows = session.execute(
+        text(f"SELECT key, {', '.join(_OUTCOME_COLUMNS)} FROM verdict_cache WHERE key = ANY(:keys)"), {"keys": wanted}
+    ).all()
+    return {
+        row.key: Outcome(
+            id="", verdict=Verdict(row.verdict), detail=row.detail, exit_code=row.exit_code, signal=row.signal,
+            duration_ms=row.duration_ms, cpu_ms=row.cpu_ms, stdout=row.stdout or "", stderr=row.stderr or "",
+            stdout_truncated=row.stdout_truncated, stderr_truncated=row.stderr_truncated,
+        )
+        for row in rows
+    }
+
+
+def cacheable(outcome: Outcome) -> bool:
+    # Our failures and load-dependent wall-clock timeouts say nothing lasting about the program.
+    if outcome.verdict is Verdict.SANDBOX_ERROR:
+        return False
+    return not (outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind != "cpu")
+
+
+def _store_cache(session: Session, entries: dict[str, Outcome]) -> None:
+    if not entries:
+        return
+    columns = ", ".join(_OUTCOME_COLUMNS)
+    values = ", ".join(f":{name}" for name in _OUTCOME_COLUMNS)
+    session.execute(
+        text(f"INSERT INTO verdict_cache (key, {columns}) VALUES (:key, {values}) ON CONFLICT (key) DO NOTHING"),
+        [{"key": key, **_outcome_params(outcome)} for key, outcome in sorted(entries.items())],
+    )
+
+
+def _outcome_params(outcome: Outcome) -> dict[str, object]:
+    return {
+        "verdict": outcome.verdict.value,
+        "detail": outcome.detail,
+        "exit_code": outcome.exit_code,
+        "signal": outcome.signal,
+        "duration_ms": outcome.duration_ms,
+        "cpu_ms": outcome.cpu_ms,
+        "stdout": _clean(outcome.stdout),
+        "stderr": _clean(outcome.stderr),
+        "stdout_truncated": outcome.stdout_truncated,
+        "stderr_truncated": outcome.stderr_truncated,
+    }
 
 
 def renew_leases(session: Session, owner: str, lease_s: float) -> int:
@@ -106,7 +185,7 @@ _FINISH = text(
     UPDATE samples SET state = 'done', verdict = :verdict, detail = :detail, exit_code = :exit_code,
         signal = :signal, duration_ms = :duration_ms, cpu_ms = :cpu_ms, stdout = :stdout, stderr = :stderr,
         stdout_truncated = :stdout_truncated, stderr_truncated = :stderr_truncated, finished_at = now(),
-        lease_owner = NULL, lease_expires_at = NULL
+        cached = :cached, rerun = :rerun, lease_owner = NULL, lease_expires_at = NULL
     WHERE id = :b_id AND state = 'leased' AND lease_owner = :owner
     """
 ).bindparams(bindparam("b_id"))
@@ -120,11 +199,18 @@ _RETRY = text(
 
 
 def record_outcomes(
-    session: Session, owner: str, claimed: list[ClaimedSample], outcomes: list[Outcome], max_attempts: int
+    session: Session,
+    owner: str,
+    claimed: list[ClaimedSample],
+    outcomes: list[Outcome],
+    max_attempts: int,
+    cached_ids: Collection[int] = (),
+    rerun_ids: Collection[int] = (),
 ) -> None:
-    """Store verdicts; a sandbox_error with attempts left goes back to the queue instead."""
+    """Store verdicts (and new cache entries); a sandbox_error with attempts left goes back to the queue."""
     _lock_runs(session, {sample.run_id for sample in claimed})
     finish, retry = [], []
+    fresh: dict[str, Outcome] = {}
     for sample, outcome in zip(claimed, outcomes, strict=True):
         if outcome.verdict is Verdict.SANDBOX_ERROR and sample.attempts < max_attempts:
             retry.append({"b_id": sample.id, "owner": owner, "detail": f"retrying after: {outcome.detail}"})
@@ -133,22 +219,18 @@ def record_outcomes(
             {
                 "b_id": sample.id,
                 "owner": owner,
-                "verdict": outcome.verdict.value,
-                "detail": outcome.detail,
-                "exit_code": outcome.exit_code,
-                "signal": outcome.signal,
-                "duration_ms": outcome.duration_ms,
-                "cpu_ms": outcome.cpu_ms,
-                "stdout": _clean(outcome.stdout),
-                "stderr": _clean(outcome.stderr),
-                "stdout_truncated": outcome.stdout_truncated,
-                "stderr_truncated": outcome.stderr_truncated,
+                "cached": sample.id in cached_ids,
+                "rerun": sample.id in rerun_ids,
+                **_outcome_params(outcome),
             }
         )
+        if sample.cache_key and sample.id not in cached_ids and cacheable(outcome):
+            fresh[sample.cache_key] = outcome
     if finish:
         session.execute(_FINISH, finish)
     if retry:
         session.execute(_RETRY, retry)
+    _store_cache(session, fresh)
     for run_id in {sample.run_id for sample in claimed}:
         finish_run_if_done(session, run_id)
 

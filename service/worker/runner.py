@@ -17,10 +17,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
-from sandbox.executor import Job, Sandbox, SandboxSettings
+from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.settings import Settings
 from service.worker import queue
+from service.worker.batch import execute_batch
+from service.worker.gate import ExclusiveGate
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +40,8 @@ class Worker:
         self.sessions: sessionmaker[Session] = make_sync_sessionmaker(self.engine)
         self.stopping = threading.Event()
         self.processed = 0
+        self.image_id = ""
+        self.gate = ExclusiveGate()
         self._lock = threading.Lock()
 
     # -- process life cycle
@@ -53,6 +57,8 @@ class Worker:
     def run(self) -> None:
         """Block until stop() or a signal; every thread drains its batch before returning."""
         client = connect()
+        # Part of every cache key: a rebuilt sandbox never inherits verdicts from the old one.
+        self.image_id = client.images.get(self.image).id
         removed = sweep(client, max_age_s=MAX_CONTAINER_AGE_S)
         if removed:
             log.warning("removed %d leftover sandbox containers", removed)
@@ -105,23 +111,37 @@ class Worker:
         cfg = self.settings
         with transaction(self.sessions) as session:
             claimed = queue.claim_batch(
-                session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s, cfg.default_memory_mb
+                session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
+                cfg.default_memory_mb, self.image_id,
             )
+            hits = queue.lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         if not claimed:
             return False
-        jobs = [Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes) for s in claimed]
-        outcomes = sandbox.run(jobs)
-        self._record(claimed, outcomes)
+
+        def run_jobs(jobs: list[Job]) -> list[Outcome]:
+            with self.gate.shared():
+                return sandbox.run(jobs)
+
+        def run_alone(job: Job) -> Outcome:
+            with self.gate.exclusive():
+                return sandbox.run([job])[0]
+
+        result = execute_batch(claimed, hits, run_jobs, run_alone)
+        self._record(claimed, result.outcomes, result.cached_ids, result.rerun_ids)
         with self._lock:
             self.processed += len(claimed)
         return True
 
-    def _record(self, claimed: list[queue.ClaimedSample], outcomes: list) -> None:
+    def _record(
+        self, claimed: list[queue.ClaimedSample], outcomes: list[Outcome], cached_ids: set[int], rerun_ids: set[int]
+    ) -> None:
         # Results are worth retrying for a while: losing them means running the programs again.
         for attempt in range(5):
             try:
                 with transaction(self.sessions) as session:
-                    queue.record_outcomes(session, self.owner, claimed, outcomes, self.settings.max_attempts)
+                    queue.record_outcomes(
+                        session, self.owner, claimed, outcomes, self.settings.max_attempts, cached_ids, rerun_ids
+                    )
                 return
             except (OperationalError, DBAPIError) as exc:
                 log.error("could not record %d results (attempt %d): %s", len(claimed), attempt + 1, exc)

@@ -95,7 +95,8 @@ def build_sandbox_image(client: docker.DockerClient, base_image: str) -> str:
                 archive.add(path, arcname=path.name)
     buffer.seek(0)
     client.images.build(
-        fileobj=buffer, custom_context=True, tag=tag, buildargs={"BASE_IMAGE": base_image}, rm=True, forcerm=True, pull=False
+        fileobj=buffer, custom_context=True, tag=tag, buildargs={"BASE_IMAGE": base_image}, rm=True, forcerm=True,
+        pull=False, network_mode="none",  # nothing in the build needs the network
     )
     client.images.get(tag).tag(SANDBOX_REPOSITORY, "latest")
     return tag

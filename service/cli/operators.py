@@ -82,7 +82,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     upgrade_to_head(url)
     _ensure_dev_key(settings.model_copy(update={"database_url": url}), data_dir)
     env = {**os.environ, "PASSK_DATABASE_URL": url, "PASSK_SANDBOX_IMAGE": image}
-    worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env)
+    worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env, preexec_fn=_die_with_parent)
     print(f"passk API on {base_url} (docs at {base_url}/docs); worker pid {worker.pid}; Ctrl-C stops both", flush=True)
     try:
         return cmd_serve(settings.model_copy(update={"database_url": url, "sandbox_image": image}), args)
@@ -92,6 +92,16 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
             worker.wait(timeout=30)
         except subprocess.TimeoutExpired:
             worker.kill()
+
+
+def _die_with_parent() -> None:
+    # uvicorn re-raises SIGTERM after its shutdown, so a `finally` here may never run: let the kernel
+    # stop the worker when `passk up` goes, however it goes.
+    import ctypes
+    import signal
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6").prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def _ensure_dev_key(settings: Settings, data_dir: Path) -> None:

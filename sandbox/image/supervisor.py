@@ -140,7 +140,9 @@ def harness(program: str, nonce: bytes) -> None:
     produce it. Functions are bound before the program runs so that it cannot
     swap them out from under us.
     """
-    write, exit_now, flush_std = os.write, os._exit, _flush_std
+    write, exit_now, flush_std, is_instance = os.write, os._exit, _flush_std, isinstance
+    # Bound now: the program may rebind builtins such as AssertionError before it fails.
+    outcomes = ((AssertionError, b"FAILED"), (MemoryError, b"MEMORY"), (SystemExit, b"EXITED"))
     pass_line = b"PASS " + nonce
     try:
         code = compile(program, "<program>", "exec")
@@ -149,21 +151,14 @@ def harness(program: str, nonce: bytes) -> None:
         exit_now(1)
     try:
         exec(code, {})
-    except AssertionError as exc:
-        flush_std()
-        write(REPORT_FD, b"FAILED " + _describe(exc))
-        exit_now(1)
-    except MemoryError as exc:
-        flush_std()
-        write(REPORT_FD, b"MEMORY " + _describe(exc))
-        exit_now(1)
-    except SystemExit as exc:
-        flush_std()
-        write(REPORT_FD, b"EXITED " + _describe(exc))
-        exit_now(1)
     except BaseException as exc:
+        tag = b"ERROR"
+        for cls, name in outcomes:
+            if is_instance(exc, cls):
+                tag = name
+                break
         flush_std()
-        write(REPORT_FD, b"ERROR " + _describe(exc))
+        write(REPORT_FD, tag + b" " + _describe(exc))
         exit_now(1)
     flush_std()
     write(REPORT_FD, pass_line)

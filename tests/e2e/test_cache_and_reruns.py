@@ -21,11 +21,15 @@ def _run(client, dataset_id: str, completions: list[str], **extra: object) -> li
     return sorted(client.get(f"/v1/runs/{run_id}/samples").raise_for_status().json()["items"], key=lambda s: s["id"])
 
 
+def _fresh_workers(stack: Stack, concurrency: int):  # noqa: ANN202
+    stack.stop_workers()
+    stack.start_worker(concurrency=concurrency)
+    return stack.client()
+
+
 @pytest.mark.slow
 def test_identical_programs_run_once_and_reuse_the_verdict(stack: Stack) -> None:
-    client = stack.client()
-    stack.stop_workers()
-    stack.start_worker(concurrency=1)
+    client = _fresh_workers(stack, concurrency=1)
     dataset_id = _dataset(client, "cache")
     right, wrong = "    return x * x\n", "    return x + x\n"
     first = _run(client, dataset_id, [right, right, wrong, right])
@@ -40,9 +44,7 @@ def test_identical_programs_run_once_and_reuse_the_verdict(stack: Stack) -> None
 
 @pytest.mark.slow
 def test_wall_clock_timeout_is_rerun_alone_and_recorded(stack: Stack) -> None:
-    client = stack.client()
-    stack.stop_workers()
-    stack.start_worker(concurrency=2)
+    client = _fresh_workers(stack, concurrency=2)
     dataset_id = _dataset(client, "rerun")
     sleeper = "    import time\n    time.sleep(30)\n    return x * x\n"
     looper = "    while True:\n        pass\n"

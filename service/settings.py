@@ -49,6 +49,7 @@ class Settings(BaseSettings):
     max_attempts: int = Field(3, ge=1)
 
     # Request limits.
+    max_body_bytes: int = Field(256 * 1024 * 1024, ge=1024)
     max_samples_per_run: int = Field(250_000, ge=1)
     max_problems_per_dataset: int = Field(20_000, ge=1)
     max_program_bytes: int = Field(256 * 1024, ge=1024)

@@ -21,7 +21,10 @@ from sqlalchemy.exc import DataError
 
 from service.auth.dependencies import authorize
 from service.auth.endpoints import router as session_router
+from service.dashboard import install as install_dashboard
+from service.body_limit import BodySizeLimit
 from service.database import make_async_engine, make_async_sessionmaker
+from service.compare.endpoints import router as compare_router
 from service.datasets.endpoints import router as datasets_router
 from service.dependencies import APIError, openapi_error
 from service.metrics.endpoints import router as metrics_router
@@ -85,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     app = FastAPI(title="passk", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     if settings.env != "production":
         logger.warning(
             "passk is running in %s mode: the database may be an embedded local cluster and the "
@@ -96,7 +100,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(datasets_router, dependencies=protected)
     app.include_router(runs_router, dependencies=protected)
     app.include_router(metrics_router, dependencies=protected)
+    app.include_router(compare_router, dependencies=protected)
     app.include_router(session_router)
+    install_dashboard(app)  # HTML pages at /, /runs/..., /compare, /login and /static
 
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError) -> JSONResponse:

@@ -8,6 +8,7 @@ from math import comb
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -193,3 +194,192 @@ async def test_metrics_at_scale_are_fast(client: httpx.AsyncClient, db_session: 
     response = await client.get(f"/v1/runs/{run_id}")
     print(f"GET run progress for 200,000 samples: {time.perf_counter() - started:.3f} s")
     assert response.json()["progress"]["done"] == 200_000
+
+
+# ---- intervals, fallbacks and the new fields (issue 4) -------------------------------------------
+
+
+async def _dataset_with_tags(client: httpx.AsyncClient, tags: dict[str, list[str]]) -> dict[str, Any]:
+    from tests.conftest import problem
+
+    payload = {"name": f"tagged-{uuid.uuid4().hex[:8]}", "problems": [problem(k, tags=t) for k, t in tags.items()]}
+    response = await client.post("/v1/datasets", json=payload)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+async def test_one_pass_in_200_gives_exactly_half_at_k_100(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    dataset = await create_dataset(client, ["p"])
+    run = await create_run(client, dataset["id"], {"p": 200})
+    await set_verdicts(db_session, run["id"], "p", _verdicts(200, 1))
+    body = (await _metrics(client, run["id"], k="1,100")).json()
+    assert body["metrics"][0]["pass_at_k"]["estimate"] == 0.005
+    assert body["metrics"][1]["pass_at_k"]["estimate"] == 0.5
+    problems = (await client.get(f"/v1/runs/{run['id']}/problems", params={"k": "100"})).json()["problems"]
+    assert problems[0]["pass_at_k"] == {"100": 0.5}
+
+
+async def test_defaults_bca_with_standard_error_and_method_used(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    keys = [f"p{i}" for i in range(40)]
+    dataset = await create_dataset(client, keys)
+    run = await create_run(client, dataset["id"], {k: 10 for k in keys})
+    cs = [0, 0, 0, 10, 10, 1, 2, 5, 9, 3] * 4
+    for key, c in zip(keys, cs, strict=True):
+        await set_verdicts(db_session, run["id"], key, _verdicts(10, c))
+    body = (await _metrics(client, run["id"], k="1,5", resamples=2000)).json()
+    assert (body["method"], body["confidence"], body["resamples"], body["seed"]) == ("bca", 0.95, 2000, 0)
+    for metric in body["metrics"]:
+        for name in ("pass_at_k", "pass_hat_k"):
+            interval = metric[name]
+            assert interval["method"] == interval["method_used"] == "bca" and interval["fallback_reason"] is None
+            assert interval["ci_low"] < interval["estimate"] < interval["ci_high"]
+        assert metric["plugin_pass_at_k"] is None
+    values = np.array(cs) / 10
+    se = values.std(ddof=1) / np.sqrt(40)
+    assert body["metrics"][0]["pass_at_k"]["standard_error"] == pytest.approx(se, rel=1e-12)
+    percentile = (await _metrics(client, run["id"], k="1,5", resamples=2000, method="percentile")).json()
+    assert percentile["metrics"][0]["pass_at_k"]["method_used"] == "percentile"
+    assert percentile["metrics"][0]["pass_at_k"]["estimate"] == body["metrics"][0]["pass_at_k"]["estimate"]
+    # The histogram of c/n: 12 problems at 0, 8 at 1.0, the rest between.
+    assert body["histogram"]["counts"] == [12, 4, 4, 4, 0, 4, 0, 0, 0, 12]
+    assert (body["histogram"]["never_solved"], body["histogram"]["always_solved"]) == (12, 8)
+    assert body["histogram"]["bin_edges"][:3] == [0.0, 0.1, 0.2]
+
+
+async def test_plugin_estimates_are_labelled_biased(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    dataset = await create_dataset(client, ["a", "b"])
+    run = await create_run(client, dataset["id"], {"a": 10, "b": 10})
+    await set_verdicts(db_session, run["id"], "a", _verdicts(10, 3))
+    await set_verdicts(db_session, run["id"], "b", _verdicts(10, 3))
+    metric = (await _metrics(client, run["id"], k="3", plugin="true")).json()["metrics"][0]
+    assert metric["pass_at_k"]["estimate"] == pytest.approx(1 - 35 / 120)
+    assert metric["plugin_pass_at_k"]["estimate"] == pytest.approx(1 - 0.7**3)  # 0.657: reads low
+    assert metric["plugin_pass_hat_k"]["estimate"] == pytest.approx(0.3**3)  # 0.027 vs 1/120: reads high
+    assert metric["plugin_pass_at_k"]["biased"] is True and "BIASED" in metric["plugin_pass_at_k"]["label"]
+
+
+async def test_all_solved_none_solved_and_single_problem_fallbacks(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    keys = [f"p{i}" for i in range(50)]
+    dataset = await create_dataset(client, keys)
+    run = await create_run(client, dataset["id"], {k: 5 for k in keys})
+    for key in keys:
+        await set_verdicts(db_session, run["id"], key, _verdicts(5, 5))
+    body = (await _metrics(client, run["id"], k="1,5")).json()
+    for metric in body["metrics"]:
+        interval = metric["pass_at_k"]
+        assert (interval["estimate"], interval["ci_high"], interval["method_used"]) == (1.0, 1.0, "clopper-pearson")
+        assert interval["ci_low"] == pytest.approx(0.025 ** (1 / 50))
+        assert "every problem scores 1" in interval["fallback_reason"]
+    single = await create_run(client, dataset["id"], {"p0": 5})
+    await set_verdicts(db_session, single["id"], "p0", _verdicts(5, 0))
+    body = (await _metrics(client, single["id"], k="1")).json()
+    at = body["metrics"][0]["pass_at_k"]
+    # One problem, never solved: the exact bound still holds, (alpha/2)^(1/1) from the top.
+    assert (at["estimate"], at["ci_low"], at["method_used"]) == (0.0, 0.0, "clopper-pearson")
+    assert at["ci_high"] == pytest.approx(0.975)
+    assert any("only 1 problem" in w for w in body["warnings"])
+
+
+async def test_unequal_n_reports_the_bounding_problems(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    dataset = await create_dataset(client, ["big", "small/1", "small/2", "mid"])
+    run = await create_run(client, dataset["id"], {"big": 20, "small/1": 4, "small/2": 4, "mid": 8})
+    for key, n, c in (("big", 20, 5), ("small/1", 4, 1), ("small/2", 4, 4), ("mid", 8, 2)):
+        await set_verdicts(db_session, run["id"], key, _verdicts(n, c))
+    body = (await _metrics(client, run["id"], k="1,4")).json()
+    assert (body["n_min"], body["n_max"], body["k_max_allowed"]) == (4, 20, 4)
+    assert body["k_max_bounding_problems"] == ["small/1", "small/2"] and body["k_max_bounding_count"] == 2
+    assert any("unequal n" in w for w in body["warnings"])
+    assert body["metrics"][1]["pass_at_k"]["estimate"] == pytest.approx(
+        ((1 - comb(15, 4) / comb(20, 4)) + 1 + 1 + (1 - comb(6, 4) / comb(8, 4))) / 4
+    )
+    assert (await _metrics(client, run["id"], k="5")).status_code == 422
+
+
+async def test_group_by_tag_micro_and_macro(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    tags = {f"e{i}": ["difficulty:easy", "src:a"] for i in range(30)} | {f"h{i}": ["difficulty:hard"] for i in range(10)}
+    tags["loose"] = ["src:b"]
+    dataset = await _dataset_with_tags(client, tags)
+    run = await create_run(client, dataset["id"], {k: 4 for k in tags})
+    for i in range(30):
+        await set_verdicts(db_session, run["id"], f"e{i}", _verdicts(4, 4 if i % 5 else 2))
+    for i in range(10):
+        await set_verdicts(db_session, run["id"], f"h{i}", _verdicts(4, 1 if i < 3 else 0))
+    await set_verdicts(db_session, run["id"], "loose", _verdicts(4, 0))
+    body = (await _metrics(client, run["id"], k="1", group_by="tag", tag_prefix="difficulty:")).json()
+    groups = body["groups"]
+    assert (groups["by"], groups["tag_prefix"], groups["untagged_problems"], groups["overlapping"]) == (
+        "tag", "difficulty:", 1, False,
+    )
+    easy, hard = groups["groups"]
+    assert (easy["tag"], easy["problems"], hard["tag"], hard["problems"]) == ("difficulty:easy", 30, "difficulty:hard", 10)
+    easy_mean = (24 * 1.0 + 6 * 0.5) / 30
+    hard_mean = 3 * 0.25 / 10
+    assert easy["metrics"][0]["pass_at_k"]["estimate"] == pytest.approx(easy_mean)
+    assert hard["metrics"][0]["pass_at_k"]["estimate"] == pytest.approx(hard_mean)
+    assert groups["micro"]["metrics"][0]["pass_at_k"]["estimate"] == pytest.approx((30 * easy_mean + 10 * hard_mean) / 40)
+    assert groups["macro"]["metrics"][0]["pass_at_k"]["estimate"] == pytest.approx((easy_mean + hard_mean) / 2)
+    assert "micro" in groups["micro"]["label"] and "macro" in groups["macro"]["label"]
+    assert (groups["micro"]["problems"], groups["macro"]["groups"]) == (40, 2)
+    # Without group_by nothing is added; without a prefix every tag is a group (they overlap).
+    assert (await _metrics(client, run["id"])).json()["groups"] is None
+    everything = (await _metrics(client, run["id"], group_by="tag")).json()["groups"]
+    assert [g["tag"] for g in everything["groups"]] == ["difficulty:easy", "difficulty:hard", "src:a", "src:b"]
+    assert everything["overlapping"] and everything["untagged_problems"] == 0
+
+
+async def test_distinct_programs_per_problem_and_diversity(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    dataset = await create_dataset(client, ["a", "b"])
+    samples = [{"problem_id": "a", "completion": f"    return {i % 2}\n"} for i in range(6)]
+    samples += [{"problem_id": "b", "completion": "    return 1\n"} for _ in range(4)]
+    body = {"dataset_id": dataset["id"], "model": "m", "sampling": {"temperature": 0.0}, "samples": samples}
+    response = await client.post("/v1/runs", json=body)
+    assert response.status_code == 202, response.text
+    run_id = response.json()["id"]
+    await set_verdicts(db_session, run_id, "a", _verdicts(6, 3))
+    await set_verdicts(db_session, run_id, "b", _verdicts(4, 4))
+    problems = (await client.get(f"/v1/runs/{run_id}/problems")).json()["problems"]
+    assert [(p["problem_id"], p["distinct_programs"]) for p in problems] == [("a", 2), ("b", 1)]
+    metrics = (await _metrics(client, run_id, diversity="true")).json()
+    assert metrics["diversity"] == {
+        "mean_distinct_fraction": pytest.approx((2 / 6 + 1 / 4) / 2),
+        "min_distinct_programs": 1,
+        "problems_with_duplicates": 2,
+        "single_program_problems": 1,
+    }
+    assert any("low diversity" in w for w in metrics["warnings"])
+    assert (await _metrics(client, run_id)).json()["diversity"] is None
+
+
+async def test_new_parameters_are_validated(client: httpx.AsyncClient) -> None:
+    dataset = await create_dataset(client, ["a"])
+    run = await create_run(client, dataset["id"], {"a": 1})
+    for params, field in [
+        ({"method": "basic"}, "method"), ({"plugin": "maybe"}, "plugin"), ({"group_by": "model"}, "group_by"),
+        ({"resamples": 100_001}, "resamples"), ({"diversity": "x"}, "diversity"),
+    ]:
+        response = await _metrics(client, run["id"], **params)
+        assert response.status_code == 422, params
+        assert [e["loc"] for e in response.json()["detail"]] == [["query", field]], params
+
+
+async def test_bca_interval_is_reproducible_and_matches_the_offline_report(
+    client: httpx.AsyncClient, db_session: AsyncSession
+) -> None:
+    from service.report import ProblemRecord, build_report
+    from service.statistics.summary import Options
+
+    keys = [f"p{i}" for i in range(60)]
+    dataset = await create_dataset(client, keys)
+    run = await create_run(client, dataset["id"], {k: 10 for k in keys})
+    counts = [(i * 7) % 11 for i in range(60)]
+    for key, c in zip(keys, counts, strict=True):
+        await set_verdicts(db_session, run["id"], key, _verdicts(10, c))
+    params = {"k": "1,5,10", "resamples": 3000, "seed": 42}
+    first = (await _metrics(client, run["id"], **params)).json()
+    assert first["metrics"] == (await _metrics(client, run["id"], **params)).json()["metrics"]
+    offline = build_report(
+        [ProblemRecord(k, 10, c) for k, c in zip(keys, counts, strict=True)],
+        Options(ks=[1, 5, 10], resamples=3000, seed=42), source="x", file_format="csv",
+    )
+    assert offline["metrics"] == first["metrics"]
+    assert offline["histogram"] == first["histogram"]

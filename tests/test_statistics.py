@@ -220,10 +220,10 @@ def test_per_problem_boundaries_are_exact() -> None:
     assert hat[1].tolist() == [1.0, 1.0]
     assert at[2].tolist() == [1.0, 1.0]  # n - c = 2 < k
     assert hat[2, 1] == 0.0  # c = 8 < k = 10
-    # The vectorized path multiplies k ratios rather than c, so away from the
-    # boundaries it agrees with pass_at_k to rounding, not bit for bit.
-    at_half, _ = per_problem_estimates(np.array([200]), np.array([1]), [100])
-    assert at_half[0, 0] == close(Fraction(1, 2))
+    # One pass in 200 gives exactly k/n: the shorter (c-factor, Codex) product is used.
+    at_half, hat_half = per_problem_estimates(np.array([200, 200]), np.array([1, 199]), [100])
+    assert at_half[0, 0] == 0.5
+    assert hat_half[1, 0] == 0.5  # C(199, 100)/C(200, 100) = 100/200, by the mirrored form
 
 
 def test_per_problem_matches_scalar_functions_on_random_input() -> None:
@@ -309,7 +309,8 @@ def test_bootstrap_fields(curve: np.ndarray) -> None:
         assert iv.ci_low <= iv.estimate <= iv.ci_high
         assert iv.ci_low < iv.ci_high
         assert iv.confidence == 0.9
-        assert iv.method == "percentile"
+        assert iv.method == iv.method_used == "bca"  # the default, defined here
+        assert iv.fallback_reason is None
         assert iv.resamples == 3000
         assert iv.standard_error == pytest.approx(curve[:, j].std(ddof=1) / np.sqrt(400), rel=1e-12)
     # pass@k is increasing in k per problem, so the curve's estimates are too.
@@ -331,19 +332,39 @@ def test_bootstrap_width_close_to_normal_approximation() -> None:
     assert half_width == pytest.approx(1.959964 * iv.standard_error, rel=0.08)
 
 
-def test_bootstrap_single_problem_collapses() -> None:
+def test_bootstrap_single_problem_has_no_interval_but_says_so() -> None:
     intervals = bootstrap_means(np.array([[0.25, 0.7, 1.0]]), resamples=500)
-    for iv, value in zip(intervals, [0.25, 0.7, 1.0], strict=True):
+    for iv, value in zip(intervals[:2], [0.25, 0.7], strict=True):
         assert iv.estimate == iv.ci_low == iv.ci_high == value
         assert iv.standard_error == 0.0
+        assert iv.method_used == "none" and "single problem" in (iv.fallback_reason or "")
+    # A single problem scoring 1 still bounds the population mean: (alpha/2)^(1/1).
+    solved = intervals[2]
+    assert (solved.estimate, solved.ci_high, solved.method_used) == (1.0, 1.0, "clopper-pearson")
+    assert solved.ci_low == pytest.approx(0.025, rel=1e-12)
 
 
-def test_bootstrap_constant_columns_collapse() -> None:
+def test_bootstrap_constant_columns_fall_back() -> None:
     values = np.column_stack([np.ones(300), np.full(300, 0.1), np.zeros(300)])
-    ones, tenths, zeros = bootstrap_means(values, resamples=1000)
-    assert (ones.ci_low, ones.estimate, ones.ci_high, ones.standard_error) == (1.0, 1.0, 1.0, 0.0)
-    assert (tenths.ci_low, tenths.estimate, tenths.ci_high) == (0.1, 0.1, 0.1)
-    assert (zeros.ci_low, zeros.ci_high) == (0.0, 0.0)
+    for method in ("bca", "percentile"):
+        ones, tenths, zeros = bootstrap_means(values, resamples=1000, method=method)
+        # All solved / none solved: resampling cannot move the mean; exact bound (alpha/2)^(1/m).
+        bound = 0.025 ** (1 / 300)
+        assert (ones.estimate, ones.ci_high, ones.standard_error) == (1.0, 1.0, 0.0)
+        assert ones.ci_low == pytest.approx(bound, rel=1e-12) and ones.ci_low == pytest.approx(0.98778, abs=1e-5)
+        assert (zeros.estimate, zeros.ci_low) == (0.0, 0.0)
+        assert zeros.ci_high == pytest.approx(1 - bound, rel=1e-12)
+        assert ones.method_used == zeros.method_used == "clopper-pearson"
+        assert ones.method == method and "every problem scores 1" in (ones.fallback_reason or "")
+        # An interior constant has no honest bootstrap interval: the point, labelled.
+        assert (tenths.ci_low, tenths.estimate, tenths.ci_high) == (0.1, 0.1, 0.1)
+        assert tenths.method_used == "none" and "same value" in (tenths.fallback_reason or "")
+
+
+def test_bootstrap_unbounded_constant_column_gets_no_exact_bound() -> None:
+    # A paired difference of 1.0 everywhere is not a [0, 1] score: no Clopper-Pearson.
+    [iv] = bootstrap_means(np.ones((50, 1)), resamples=100, bounded=False)
+    assert (iv.ci_low, iv.ci_high, iv.method_used) == (1.0, 1.0, "none")
 
 
 def test_bootstrap_identical_columns_get_identical_intervals(curve: np.ndarray) -> None:
@@ -356,7 +377,7 @@ def test_bootstrap_uses_same_indices_for_every_column(curve: np.ndarray) -> None
     col = curve[:, 1]
     scale, shift = 3.0, 2.0
     base, affine, flipped = bootstrap_means(
-        np.column_stack([col, scale * col + shift, -col]), resamples=2000, seed=9
+        np.column_stack([col, scale * col + shift, -col]), resamples=2000, seed=9, method="percentile"
     )
     # Linear-interpolated percentiles commute with increasing affine maps only
     # when the resampled rows are shared across columns.
@@ -424,3 +445,71 @@ def test_bootstrap_invalid_values(values: np.ndarray) -> None:
 
 def test_bootstrap_resample_bounds_are_inclusive() -> None:
     assert bootstrap_means(np.array([[0.0], [1.0]]), resamples=1)[0].resamples == 1
+
+
+# --- exactness of the shorter product form -----------------------------------
+
+
+@pytest.mark.parametrize(("n", "k"), [(200, 100), (200, 1), (200, 37), (10, 5), (1000, 999), (5000, 2500)])
+def test_one_pass_gives_exactly_k_over_n(n: int, k: int) -> None:
+    at, _ = per_problem_estimates(np.array([n]), np.array([1]), [k])
+    assert at[0, 0] == k / n == pass_at_k(n, 1, k)
+    # and pass^k with one failure is (n - k)/n exactly
+    _, hat = per_problem_estimates(np.array([n]), np.array([n - 1]), [k])
+    assert hat[0, 0] == (n - k) / n == pass_hat_k(n, n - 1, k)
+
+
+def test_per_problem_is_bit_identical_to_scalars_on_random_input() -> None:
+    rng = np.random.default_rng(11)
+    ns = rng.integers(1, 300, size=400)
+    cs = np.array([rng.integers(0, n + 1) for n in ns])
+    ks = [1, 2, 7, 50]
+    ok = ns >= max(ks)
+    at, hat = per_problem_estimates(ns[ok], cs[ok], ks)
+    for i, (n, c) in enumerate(zip(ns[ok].tolist(), cs[ok].tolist(), strict=True)):
+        for j, k in enumerate(ks):
+            assert at[i, j] == pass_at_k(n, c, k)
+            assert hat[i, j] == pass_hat_k(n, c, k)
+            assert at[i, j] == close(exact_pass_at_k(n, c, k))
+            assert hat[i, j] == close(exact_pass_hat_k(n, c, k)) if exact_pass_hat_k(n, c, k) else hat[i, j] == 0.0
+
+
+def test_plugin_estimates_are_biased_in_the_documented_directions() -> None:
+    from service.statistics import plugin_estimates
+
+    ns, cs = np.array([10, 10]), np.array([3, 3])
+    at, hat = plugin_estimates(ns, cs, [1, 3])
+    # Seed worked example: n = 10, c = 3 -> plug-in 0.657 vs unbiased 0.708 (pass@3),
+    # plug-in 0.027 vs unbiased 1/120 = 0.008 (pass^3).
+    assert at[0].tolist() == pytest.approx([0.3, 0.657], abs=1e-12)
+    assert hat[0].tolist() == pytest.approx([0.3, 0.027], abs=1e-12)
+    assert at[0, 1] < pass_at_k(10, 3, 3) == pytest.approx(0.7083333333333334)
+    assert hat[0, 1] > pass_hat_k(10, 3, 3) == pytest.approx(1 / 120)
+
+
+def test_plugin_is_biased_low_on_average_and_unbiased_estimator_is_not() -> None:
+    # Monte Carlo over c ~ Binomial(n, p): the unbiased estimator averages to 1 - (1-p)^k.
+    rng = np.random.default_rng(0)
+    n, p, k = 20, 0.1, 20
+    cs = rng.binomial(n, p, size=200_000)
+    at, _ = per_problem_estimates(np.full(cs.size, n), cs, [k])
+    from service.statistics import plugin_estimates
+
+    plug, _ = plugin_estimates(np.full(cs.size, n), cs, [k])
+    truth = 1 - (1 - p) ** k
+    assert at[:, 0].mean() == pytest.approx(truth, abs=3e-3)
+    assert plug[:, 0].mean() < truth - 0.05
+
+
+def test_bootstrap_default_is_bca_and_percentile_is_selectable(curve: np.ndarray) -> None:
+    bca = bootstrap_means(curve, resamples=2000, seed=3)
+    pct = bootstrap_means(curve, resamples=2000, seed=3, method="percentile")
+    assert [iv.method_used for iv in bca] == ["bca"] * 3
+    assert [iv.method_used for iv in pct] == ["percentile"] * 3
+    assert [iv.estimate for iv in bca] == [iv.estimate for iv in pct]
+    assert [iv.ci_low for iv in bca] != [iv.ci_low for iv in pct]
+
+
+def test_bootstrap_unknown_method_is_refused() -> None:
+    with pytest.raises(ValueError, match="method"):
+        bootstrap_means(np.ones((3, 1)), method="basic")  # type: ignore[arg-type]

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query
 
 from service.dependencies import SessionDep, openapi_422
 from service.metrics import service as metrics_service
-from service.metrics.schemas import ProblemResults, RunMetrics
+from service.metrics.schemas import IntervalMethod, ProblemResults, RunMetrics
+from service.statistics import MAX_RESAMPLES
+from service.statistics.summary import Options
 from service.runs.endpoints import RUN_NOT_FOUND
 
 router = APIRouter(prefix="/v1/runs", tags=["metrics"])
@@ -45,13 +47,19 @@ _K_TOO_LARGE: dict[int | str, dict[str, Any]] = {
 @router.get(
     "/{run_id}/metrics",
     response_model=RunMetrics,
-    summary="pass@k and pass^k with bootstrap confidence intervals",
+    summary="pass@k and pass^k with standard errors and bootstrap confidence intervals",
     description=(
-        "Unbiased estimators (Chen et al. 2021) averaged over problems, with percentile-bootstrap intervals "
-        "over problems. Per problem, n counts finished samples except `sandbox_error` (infrastructure "
-        "failures are excluded, never counted as failures) and c counts passes. Only problems whose samples "
-        "have all finished are included; while others are pending the response has `partial: true`. "
-        "A k above some problem's n is refused (422) rather than reported as 1.0. The same seed gives the same interval."
+        "Unbiased estimators (Chen et al. 2021) averaged over problems, with the CLT standard error over problems "
+        "and a bootstrap interval over problems (BCa by default, or percentile). Every k and both metrics use the "
+        "same resampled problems, so the curve over k is coherent. Where the requested method is undefined the "
+        "interval says which method was used and why (`method_used`, `fallback_reason`): when every problem "
+        "scores 1 (or 0) an exact Clopper-Pearson bound, with one problem no interval. Per problem, n counts "
+        "finished samples except `sandbox_error` (retried by workers; any left are excluded and reported, never "
+        "counted as failures) and c counts passes. Only problems whose samples have all finished are included; "
+        "while others are pending the response has `partial: true`. A k above some problem's n is refused (422) "
+        "rather than reported as 1.0. The same seed gives the same interval. `plugin=true` adds the biased "
+        "plug-in estimates beside the unbiased ones; `group_by=tag` adds per-tag metrics with micro and macro "
+        "averages; `diversity=true` summarises distinct programs per problem."
     ),
     responses=_K_TOO_LARGE,
 )
@@ -59,21 +67,41 @@ async def get_metrics(
     run_id: uuid.UUID,
     session: SessionDep,
     k: KQuery = "1",
+    method: Annotated[IntervalMethod, Query(description="Bootstrap interval: BCa (default) or percentile")] = "bca",
     confidence: Annotated[float, Query(gt=0, lt=1, description="Interval coverage")] = 0.95,
-    resamples: Annotated[int, Query(ge=1, le=100_000, description="Bootstrap resamples")] = 10_000,
+    resamples: Annotated[int, Query(ge=1, le=MAX_RESAMPLES, description="Bootstrap resamples")] = 10_000,
     seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Bootstrap seed")] = 0,
+    plugin: Annotated[bool, Query(description="Also report the BIASED plug-in estimates, labelled")] = False,
+    group_by: Annotated[
+        Literal["tag"] | None, Query(description="Per-tag metrics with micro and macro averages")
+    ] = None,
+    tag_prefix: Annotated[
+        str | None,
+        Query(
+            max_length=200,
+            description="With group_by=tag: only tags starting with this form groups, e.g. `difficulty:`",
+        ),
+    ] = None,
+    diversity: Annotated[
+        bool, Query(description="Summarise distinct programs per problem (reads every completion: slower)")
+    ] = False,
 ) -> RunMetrics:
-    ks = metrics_service.parse_ks(k)
-    return await metrics_service.run_metrics(
-        session, run_id, ks, confidence=confidence, resamples=resamples, seed=seed
+    options = Options(
+        ks=metrics_service.parse_ks(k), method=method, confidence=confidence, resamples=resamples, seed=seed,
+        plugin=plugin, group_by_tag=group_by == "tag", tag_prefix=tag_prefix,
     )
+    return await metrics_service.run_metrics(session, run_id, options, diversity=diversity)
 
 
 @router.get(
     "/{run_id}/problems",
     response_model=ProblemResults,
-    summary="Per-problem n, c, verdict counts and pass@k / pass^k",
-    description="In dataset order. An estimate is null where k exceeds that problem's n.",
+    summary="Per-problem n, c, verdict counts, distinct programs and pass@k / pass^k",
+    description=(
+        "In dataset order. An estimate is null where k exceeds that problem's n. `distinct_programs` counts "
+        "different completions among the problem's samples: few distinct programs mean the n samples carry "
+        "less information than n independent draws."
+    ),
     responses=RUN_NOT_FOUND,
 )
 async def get_problems(run_id: uuid.UUID, session: SessionDep, k: KQuery = "1") -> ProblemResults:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,9 +15,13 @@ _INTERVAL_EXAMPLE = {
     "ci_high": 0.488,
     "confidence": 0.95,
     "standard_error": 0.038,
-    "method": "percentile",
+    "method": "bca",
+    "method_used": "bca",
+    "fallback_reason": None,
     "resamples": 10000,
 }
+
+IntervalMethod = Literal["bca", "percentile"]
 
 
 class IntervalOut(BaseModel):
@@ -27,15 +31,77 @@ class IntervalOut(BaseModel):
     ci_low: float
     ci_high: float
     confidence: float
-    standard_error: float = Field(description="Standard deviation over problems / sqrt(problems).")
-    method: str = Field(description="Bootstrap over problems (the sampling unit).")
+    standard_error: float = Field(description="CLT standard error: standard deviation over problems / sqrt(problems).")
+    method: str = Field(description="Interval method asked for: a bootstrap over problems (the sampling unit).")
+    method_used: str = Field(
+        description="Method that produced ci_low/ci_high: `bca`, `percentile`, `clopper-pearson` (exact bound when "
+        "every problem scores 0 or every problem scores 1) or `none` (no interval exists, e.g. one problem)."
+    )
+    fallback_reason: str | None = Field(None, description="Why method_used differs from method, if it does.")
     resamples: int
+
+
+class PluginOut(BaseModel):
+    estimate: float = Field(description="Mean over problems of the plug-in value.")
+    biased: Literal[True] = True
+    label: str
 
 
 class KMetric(BaseModel):
     k: int
     pass_at_k: IntervalOut = Field(description="Chance that at least one of k samples passes.")
     pass_hat_k: IntervalOut = Field(description="pass^k: chance that all of k samples pass.")
+    plugin_pass_at_k: PluginOut | None = Field(
+        None, description="With plugin=true: the BIASED plug-in 1 - (1 - c/n)^k, to show the gap (it reads low)."
+    )
+    plugin_pass_hat_k: PluginOut | None = Field(
+        None, description="With plugin=true: the BIASED plug-in (c/n)^k (it reads high)."
+    )
+
+
+class HistogramOut(BaseModel):
+    bin_edges: list[float] = Field(description="Bin i is [edge_i, edge_i+1); the last bin includes 1.0.")
+    counts: list[int] = Field(description="Problems per bin of per-problem pass rate c/n.")
+    never_solved: int = Field(description="Problems with c = 0.")
+    always_solved: int = Field(description="Problems with c = n.")
+
+
+class DiversityOut(BaseModel):
+    """How many different programs the n samples of a problem contain.
+
+    Identical programs get identical verdicts, so n samples with few distinct programs
+    carry less information than n independent draws, and intervals read too narrow.
+    """
+
+    mean_distinct_fraction: float = Field(description="Mean over problems of distinct programs / samples.")
+    min_distinct_programs: int
+    problems_with_duplicates: int = Field(description="Problems where some completion appears more than once.")
+    single_program_problems: int = Field(description="Problems whose samples are all the same program.")
+
+
+class TagMetrics(BaseModel):
+    tag: str
+    problems: int
+    metrics: list[KMetric]
+
+
+class AverageMetrics(BaseModel):
+    label: str
+    problems: int = Field(description="Distinct problems that enter this average.")
+    groups: int
+    metrics: list[KMetric]
+
+
+class GroupsOut(BaseModel):
+    by: Literal["tag"] = "tag"
+    tag_prefix: str | None
+    untagged_problems: int = Field(description="Problems with no (matching) tag: in no group, micro or macro.")
+    overlapping: bool = Field(description="Some problem has two of the grouped tags (it counts in both for macro).")
+    groups: list[TagMetrics]
+    micro: AverageMetrics | None = Field(description="Mean over the distinct grouped problems: big groups weigh more.")
+    macro: AverageMetrics | None = Field(
+        description="Unweighted mean of group means, stratified bootstrap: every group weighs the same."
+    )
 
 
 class RunMetrics(BaseModel):
@@ -56,14 +122,36 @@ class RunMetrics(BaseModel):
                     "excluded_sandbox_errors": 4,
                     "n_min": 198,
                     "n_max": 200,
+                    "k_max_allowed": 198,
+                    "k_max_bounding_problems": ["HumanEval/32", "HumanEval/140"],
+                    "k_max_bounding_count": 2,
                     "seed": 0,
+                    "method": "bca",
+                    "confidence": 0.95,
+                    "resamples": 10000,
                     "metrics": [
                         {
                             "k": 1,
                             "pass_at_k": _INTERVAL_EXAMPLE,
                             "pass_hat_k": _INTERVAL_EXAMPLE,
+                            "plugin_pass_at_k": None,
+                            "plugin_pass_hat_k": None,
                         }
                     ],
+                    "histogram": {
+                        "bin_edges": [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
+                        "counts": [70, 6, 4, 3, 2, 3, 4, 5, 8, 59],
+                        "never_solved": 61,
+                        "always_solved": 48,
+                    },
+                    "diversity": {
+                        "mean_distinct_fraction": 0.71,
+                        "min_distinct_programs": 1,
+                        "problems_with_duplicates": 120,
+                        "single_program_problems": 9,
+                    },
+                    "groups": None,
+                    "warnings": [],
                     "note": None,
                 }
             ]
@@ -83,8 +171,20 @@ class RunMetrics(BaseModel):
     excluded_sandbox_errors: int = Field(description="Samples of those problems that failed for infrastructure reasons.")
     n_min: int | None
     n_max: int | None
+    k_max_allowed: int | None = Field(description="Largest k every problem supports: the smallest n.")
+    k_max_bounding_problems: list[str] = Field(description="Problems whose n sets k_max_allowed (at most 20 listed).")
+    k_max_bounding_count: int = Field(description="How many problems have n = k_max_allowed.")
     seed: int
-    metrics: list[KMetric]
+    method: IntervalMethod
+    confidence: float
+    resamples: int
+    metrics: list[KMetric] = Field(
+        description="Per k; model and sampling above apply to every figure (runs are never pooled)."
+    )
+    histogram: HistogramOut | None = Field(description="Per-problem pass rates c/n: usually bimodal.")
+    diversity: DiversityOut | None = Field(None, description="With diversity=true.")
+    groups: GroupsOut | None = Field(None, description="With group_by=tag: per-tag metrics, micro and macro.")
+    warnings: list[str] = Field(default_factory=list)
     note: str | None = None
 
 
@@ -96,6 +196,8 @@ class ProblemResult(BaseModel):
     total: int
     pending: int
     by_verdict: VerdictCounts
+    distinct_programs: int = Field(description="Distinct completions among the problem's samples (by md5).")
+    tags: list[str]
     pass_at_k: dict[str, float | None] = Field(description="Keyed by k; null where k > n.")
     pass_hat_k: dict[str, float | None] = Field(description="Keyed by k; null where k > n.")
 
@@ -116,6 +218,8 @@ class ProblemResults(BaseModel):
                             "total": 10,
                             "pending": 0,
                             "by_verdict": {**VerdictCounts().model_dump(), "passed": 3, "failed": 7},
+                            "distinct_programs": 8,
+                            "tags": ["difficulty:easy"],
                             "pass_at_k": {"1": 0.3, "10": 1.0},
                             "pass_hat_k": {"1": 0.3, "10": 0.0},
                         }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import anyio.to_thread
@@ -14,14 +14,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service.dependencies import InvalidInput, NotFound
-from service.metrics.schemas import IntervalOut, KMetric, ProblemResult, ProblemResults, RunMetrics
+from service.metrics.repository import MetricsRepository
+from service.metrics.convert import diversity_out, groups_out, histogram_out, metric_out
+from service.metrics.schemas import DiversityOut, ProblemResult, ProblemResults, RunMetrics
 from service.models import Run
-from service.runs.repository import RunRepository
 from service.runs.schemas import VerdictCounts
-from service.statistics import Interval, KTooLarge, bootstrap_means, per_problem_estimates
+from service.statistics import KTooLarge, per_problem_estimates
+from service.statistics.groups import TooManyGroups
+from service.statistics.summary import Options, RunSummary, summarize
 
 MAX_KS = 32
 _K = re.compile(r"[0-9]{1,9}")  # ASCII only, and short enough that int() cannot blow up
+# Below this mean share of distinct programs per problem, the n samples are far from n draws.
+LOW_DIVERSITY = 0.5
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,9 @@ class ProblemCounts:
     total: int
     pending: int
     verdicts: dict[str, int]
+    tags: list[str] = field(default_factory=list)
+    distinct_programs: int | None = None
+    content_digest: str | None = None
 
     @property
     def n(self) -> int:
@@ -66,20 +74,32 @@ def parse_ks(raw: str) -> list[int]:
     return ks
 
 
-async def _load(session: AsyncSession, run_id: uuid.UUID) -> tuple[Run, list[ProblemCounts]]:
-    repository = RunRepository(session)
-    run = await repository.get(run_id)
-    if run is None:
+async def load_counts(
+    session: AsyncSession, run_id: uuid.UUID, *, distinct_programs: bool = False, content_digest: bool = False
+) -> tuple[Run, str, list[ProblemCounts]]:
+    """The run, its dataset's digest and its per-problem counts; 404 for an unknown run."""
+    repository = MetricsRepository(session)
+    found = await repository.get_run(run_id)
+    if found is None:
         raise NotFound("run", run_id)
-    rows = await repository.problem_counts(run_id)
+    run, digest = found
+    rows = await repository.problem_counts(run_id, distinct_programs=distinct_programs, content_digest=content_digest)
     counts = [
-        ProblemCounts(row.key, row.total, row.pending, {v.value: getattr(row, v.value) for v in Verdict})
+        ProblemCounts(
+            row.key,
+            row.total,
+            row.pending,
+            {v.value: getattr(row, v.value) for v in Verdict},
+            list(row.tags or []),
+            getattr(row, "distinct_programs", None),
+            getattr(row, "content_digest", None),
+        )
         for row in rows
     ]
-    return run, counts
+    return run, digest, counts
 
 
-def _k_too_large(exc: KTooLarge) -> InvalidInput:
+def k_too_large(exc: KTooLarge) -> InvalidInput:
     ids = list(exc.problem_ids[:10])
     more = f" (+{len(exc.problem_ids) - 10} more)" if len(exc.problem_ids) > 10 else ""
     zero = " (every sample of these ended in sandbox_error)" if exc.min_n == 0 else ""
@@ -87,44 +107,34 @@ def _k_too_large(exc: KTooLarge) -> InvalidInput:
     return InvalidInput(["query", "k"], message, {"k": exc.k, "n_min": exc.min_n, "problem_ids": ids})
 
 
-def _intervals(
-    problems: Sequence[ProblemCounts], ks: list[int], *, confidence: float, resamples: int, seed: int
-) -> list[KMetric]:
+def _diversity(problems: Sequence[ProblemCounts]) -> DiversityOut | None:
+    known = [(p.distinct_programs, p.total) for p in problems if p.distinct_programs is not None and p.total > 0]
+    return diversity_out(known)
+
+
+def _summarize(problems: Sequence[ProblemCounts], options: Options) -> RunSummary:
     ids = [p.key for p in problems]
     ns = np.fromiter((p.n for p in problems), dtype=np.int64, count=len(problems))
     cs = np.fromiter((p.c for p in problems), dtype=np.int64, count=len(problems))
-    if ns.min() == 0:
-        # per_problem_estimates treats n=0 as invalid input; for the client it is the same
-        # situation as k > n, so report it the same way.
-        raise KTooLarge(max(ks), 0, [ids[i] for i in np.flatnonzero(ns == 0)])
-    pass_at, pass_hat = per_problem_estimates(ns, cs, ks, ids)
-    # One call: both metrics and every k share the same resampled problem sets.
-    intervals = bootstrap_means(np.hstack([pass_at, pass_hat]), resamples=resamples, confidence=confidence, seed=seed)
-
-    def out(interval: Interval) -> IntervalOut:
-        return IntervalOut(**{f: getattr(interval, f) for f in IntervalOut.model_fields})
-
-    return [
-        KMetric(k=k, pass_at_k=out(intervals[j]), pass_hat_k=out(intervals[len(ks) + j]))
-        for j, k in enumerate(ks)
-    ]
+    return summarize(ids, ns, cs, options, [p.tags for p in problems])
 
 
 async def run_metrics(
-    session: AsyncSession, run_id: uuid.UUID, ks: list[int], *, confidence: float, resamples: int, seed: int
+    session: AsyncSession, run_id: uuid.UUID, options: Options, *, diversity: bool = False
 ) -> RunMetrics:
-    run, counts = await _load(session, run_id)
+    # Distinct programs read every completion (~0.2 s per 200,000 samples): only when asked.
+    run, _, counts = await load_counts(session, run_id, distinct_programs=diversity)
     finished = [p for p in counts if p.finished]
     partial_ = len(finished) < len(counts)
-    metrics: list[KMetric] = []
+    summary: RunSummary | None = None
     if finished:
-        compute = partial(_intervals, finished, ks, confidence=confidence, resamples=resamples, seed=seed)
         try:
             # Bootstrapping 1,000 problems x 10,000 resamples is tens of ms of numpy: keep it off the event loop.
-            metrics = await anyio.to_thread.run_sync(compute)
+            summary = await anyio.to_thread.run_sync(partial(_summarize, finished, options))
         except KTooLarge as exc:
-            raise _k_too_large(exc) from exc
-    ns = [p.n for p in finished]
+            raise k_too_large(exc) from exc
+        except TooManyGroups as exc:
+            raise InvalidInput(["query", "tag_prefix"], str(exc), options.tag_prefix) from exc
     note = None
     if not finished:
         note = "no problem has finished yet: metrics appear once all samples of at least one problem have run"
@@ -135,6 +145,20 @@ async def run_metrics(
         )
         if run.status == "cancelled":
             note += " (the run was cancelled: problems none of whose samples got a verdict are left out)"
+    warnings = list(summary.warnings) if summary else []
+    diversity_summary = _diversity(finished)
+    if diversity_summary is not None and diversity_summary.mean_distinct_fraction < LOW_DIVERSITY:
+        warnings.append(
+            f"low diversity: on average only {diversity_summary.mean_distinct_fraction:.0%} of a problem's samples are "
+            "distinct programs, so the n samples carry less information than n independent draws"
+        )
+    excluded = sum(p.verdicts[Verdict.SANDBOX_ERROR.value] for p in finished)
+    if excluded:
+        warnings.append(
+            f"{excluded} sample{'s' if excluded != 1 else ''} still ended in sandbox_error after retries: "
+            "excluded from n, not counted as failures"
+        )
+    histogram = None if summary is None else histogram_out(summary.histogram)
     return RunMetrics(
         run_id=run.id,
         dataset_id=run.dataset_id,
@@ -145,12 +169,22 @@ async def run_metrics(
         problems=len(finished),
         problems_finished=len(finished),
         problems_total=len(counts),
-        samples=sum(ns),
-        excluded_sandbox_errors=sum(p.verdicts[Verdict.SANDBOX_ERROR.value] for p in finished),
-        n_min=min(ns) if ns else None,
-        n_max=max(ns) if ns else None,
-        seed=seed,
-        metrics=metrics,
+        samples=summary.samples if summary else 0,
+        excluded_sandbox_errors=excluded,
+        n_min=summary.n_min if summary else None,
+        n_max=summary.n_max if summary else None,
+        k_max_allowed=summary.k_bound.k_max_allowed if summary else None,
+        k_max_bounding_problems=summary.k_bound.problem_ids if summary else [],
+        k_max_bounding_count=summary.k_bound.problems if summary else 0,
+        seed=options.seed,
+        method=options.method,
+        confidence=options.confidence,
+        resamples=options.resamples,
+        metrics=[metric_out(m) for m in summary.metrics] if summary else [],
+        histogram=histogram,
+        diversity=diversity_summary,
+        groups=groups_out(summary.groups, options.ks) if summary and summary.groups else None,
+        warnings=warnings,
         note=note,
     )
 
@@ -176,6 +210,8 @@ def _per_problem(problems: Sequence[ProblemCounts], ks: list[int]) -> list[Probl
             total=p.total,
             pending=p.pending,
             by_verdict=VerdictCounts(**p.verdicts),
+            distinct_programs=p.distinct_programs or 0,
+            tags=p.tags,
             pass_at_k=at[i],
             pass_hat_k=hat[i],
         )
@@ -184,6 +220,6 @@ def _per_problem(problems: Sequence[ProblemCounts], ks: list[int]) -> list[Probl
 
 
 async def problem_results(session: AsyncSession, run_id: uuid.UUID, ks: list[int]) -> ProblemResults:
-    _, counts = await _load(session, run_id)
+    _, _, counts = await load_counts(session, run_id, distinct_programs=True)
     problems = await anyio.to_thread.run_sync(_per_problem, counts, ks)
     return ProblemResults(run_id=run_id, ks=ks, problems=problems)

@@ -1,20 +1,40 @@
-"""Bootstrap confidence intervals for means over problems.
+"""Bootstrap over problems: the resampling engine and `bootstrap_means`.
 
 Problems are the sampling unit: the samples within a problem are the
 measurement (already folded into its per-problem pass@k), the problems are
 the population. So we resample rows (problems), never individual samples.
+Turning a bootstrap distribution into an interval (percentile, BCa and their
+fallbacks) lives in intervals.py.
 """
 
 from __future__ import annotations
 
-import math
 import operator
+import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_means"]
+from service.statistics.intervals import (
+    METHODS,
+    Interval,
+    Method,
+    clt_standard_errors,
+    column_means,
+    intervals_from_distribution,
+    mean_accelerations,
+)
+
+__all__ = [
+    "MAX_RESAMPLES",
+    "Interval",
+    "bootstrap_means",
+    "derive_seed",
+    "index_chunks",
+    "resample_means",
+    "validate_options",
+    "validate_values",
+]
 
 MAX_RESAMPLES = 100_000
 
@@ -23,22 +43,9 @@ MAX_RESAMPLES = 100_000
 _CHUNK_ELEMENTS = 1 << 20
 
 
-@dataclass(frozen=True)
-class Interval:
-    """A point estimate with a bootstrap confidence interval."""
-
-    estimate: float
-    ci_low: float
-    ci_high: float
-    confidence: float
-    method: str
-    resamples: int
-    standard_error: float
-
-
-def _validate_options(
-    resamples: object, confidence: object, seed: object
-) -> tuple[int, float, int]:
+def validate_options(
+    resamples: object, confidence: object, seed: object, method: object = "bca"
+) -> tuple[int, float, int, Method]:
     if isinstance(resamples, bool) or not isinstance(resamples, int | np.integer):
         raise ValueError(f"resamples must be an integer, got {resamples!r}")
     resamples_ = operator.index(resamples)
@@ -52,10 +59,12 @@ def _validate_options(
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence_}")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
         raise ValueError(f"seed must be an integer, got {seed!r}")
-    return resamples_, confidence_, operator.index(seed)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    return resamples_, confidence_, operator.index(seed), method  # type: ignore[return-value]
 
 
-def _validate_values(values: object) -> np.ndarray:
+def validate_values(values: object) -> np.ndarray:
     arr = np.asarray(values, dtype=np.float64)
     if arr.ndim != 2:
         raise ValueError(f"values must have shape (problems, columns), got shape {arr.shape}")
@@ -68,18 +77,48 @@ def _validate_values(values: object) -> np.ndarray:
     return arr
 
 
-def _index_chunks(rng: np.random.Generator, problems: int, resamples: int) -> Iterator[np.ndarray]:
+def derive_seed(seed: int, label: str) -> int:
+    """A reproducible seed for a named sub-analysis (a group, a test), independent of the others.
+
+    Keyed by the label rather than by position, so adding a group to a request does not
+    change another group's interval.
+    """
+    sequence = np.random.SeedSequence([seed, zlib.crc32(label.encode("utf-8"))])
+    return int(sequence.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+def index_chunks(rng: np.random.Generator, problems: int, resamples: int) -> Iterator[np.ndarray]:
     """Yield consecutive row blocks of one (resamples x problems) index matrix.
 
     The chunk size depends only on problems and resamples, never on the
     number of columns, so adding a column cannot change another column's
-    interval for the same seed. A paired comparison must draw from this
-    same generator and apply each chunk to both systems.
+    interval for the same seed. A paired comparison draws from this same
+    generator and applies each chunk to both systems.
     """
     rows = max(1, min(resamples, _CHUNK_ELEMENTS // problems))
     for start in range(0, resamples, rows):
         size = (min(rows, resamples - start), problems)
         yield rng.integers(0, problems, size=size, dtype=np.intp)
+
+
+def resample_means(values: np.ndarray, *, resamples: int, seed: int) -> np.ndarray:
+    """The bootstrap distribution of each column's mean, shape (resamples, columns).
+
+    Every column uses the same resampled rows, so the curve over k (and a
+    paired difference next to its two runs) is one coherent resample.
+    """
+    problems, columns = values.shape
+    # Column-major copy so each column is contiguous for np.take.
+    by_column = np.ascontiguousarray(values.T)
+    rng = np.random.default_rng(seed)
+    means = np.empty((resamples, columns), dtype=np.float64)
+    start = 0
+    for idx in index_chunks(rng, problems, resamples):
+        stop = start + idx.shape[0]
+        for j in range(columns):
+            means[start:stop, j] = np.take(by_column[j], idx).mean(axis=1)
+        start = stop
+    return means
 
 
 def bootstrap_means(
@@ -88,59 +127,30 @@ def bootstrap_means(
     resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int = 0,
+    method: Method = "bca",
+    bounded: np.ndarray | bool = True,
 ) -> list[Interval]:
-    """Percentile bootstrap interval for the mean of each column of values.
+    """Bootstrap interval for the mean of each column of values (BCa by default).
 
     values has shape (problems, K), e.g. per-problem pass@k for K values of k.
     Rows are resampled with replacement; every column uses the same resampled
-    rows, so intervals across k describe one coherent curve.
+    rows, so intervals across k describe one coherent curve. `bounded` says
+    which columns hold per-problem scores in [0, 1] (pass@k, pass^k; not a
+    paired difference): only those get the exact fallback when every problem
+    scores 0 or every problem scores 1.
     """
-    resamples, confidence, seed = _validate_options(resamples, confidence, seed)
-    arr = _validate_values(values)
-    problems, columns = arr.shape
-    # Column-major copy so each column is contiguous for np.take.
-    by_column = np.ascontiguousarray(arr.T)
-
-    rng = np.random.default_rng(seed)
-    means = np.empty((resamples, columns), dtype=np.float64)
-    start = 0
-    for idx in _index_chunks(rng, problems, resamples):
-        stop = start + idx.shape[0]
-        for j in range(columns):
-            means[start:stop, j] = np.take(by_column[j], idx).mean(axis=1)
-        start = stop
-
-    alpha = 1.0 - confidence
-    lows, highs = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
-
-    intervals: list[Interval] = []
-    for j in range(columns):
-        column = by_column[j]
-        if np.all(column == column[0]):
-            # Floating-point means of identical values can drift by an ulp;
-            # a constant column has no uncertainty, so report it exactly.
-            value = float(column[0])
-            estimate, low, high, se = value, value, value, 0.0
-        else:
-            estimate = float(column.mean())
-            low, high = float(lows[j]), float(highs[j])
-            se = float(column.std(ddof=1) / math.sqrt(problems)) if problems > 1 else 0.0
-        intervals.append(
-            Interval(
-                estimate=estimate,
-                ci_low=low,
-                ci_high=high,
-                confidence=confidence,
-                method="percentile",
-                resamples=resamples,
-                standard_error=se,
-            )
-        )
-    return intervals
-
-
-# bootstrap_means_pair(values_a, values_b, *, resamples, confidence, seed)
-# belongs here: an interval for mean(values_a) - mean(values_b) on the same
-# problems. Not implemented yet. It must resample problems jointly (one index
-# chunk from _index_chunks applied to both arrays) so the per-problem pairing
-# cancels shared difficulty; independent resampling would inflate the interval.
+    resamples, confidence, seed, method = validate_options(resamples, confidence, seed, method)
+    arr = validate_values(values)
+    distribution = resample_means(arr, resamples=resamples, seed=seed)
+    return intervals_from_distribution(
+        distribution,
+        estimates=column_means(arr),
+        standard_errors=clt_standard_errors(arr),
+        accelerations=mean_accelerations(arr),
+        constant=np.all(arr == arr[0], axis=0),
+        first_row=arr[0],
+        problems=arr.shape[0],
+        bounded=np.broadcast_to(np.asarray(bounded, dtype=bool), (arr.shape[1],)),
+        method=method,
+        confidence=confidence,
+    )

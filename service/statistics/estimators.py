@@ -23,6 +23,7 @@ __all__ = [
     "pass_hat_k",
     "plugin_pass_at_k",
     "per_problem_estimates",
+    "plugin_estimates",
 ]
 
 # Upper bound on elements of one (problems x max k) factor matrix, so the
@@ -88,13 +89,10 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k = 1 - C(n-c, k)/C(n, k) for c passes out of n samples.
 
     Raises ValueError for invalid counts and KTooLarge (a ValueError) if k > n.
+    Same code path as per_problem_estimates, so the two agree bit for bit.
     """
     n, c, k = _validate(n, c, k)
-    if n - c < k:
-        # Fewer than k failures: every k-subset contains a pass.
-        return 1.0
-    # C(n-c, k)/C(n, k) = prod_{j=n-c+1}^{n} (1 - k/j): c factors, no binomials.
-    return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
+    return float(_binomial_ratio(np.array([n - c]), np.array([n]), k)[1][0])
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
@@ -103,13 +101,7 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     Raises ValueError for invalid counts and KTooLarge (a ValueError) if k > n.
     """
     n, c, k = _validate(n, c, k)
-    if c < k:
-        return 0.0
-    # Sequential product of k ratios, the same order the vectorized path uses.
-    result = 1.0
-    for i in range(k):
-        result *= (c - i) / (n - i)
-    return result
+    return float(_binomial_ratio(np.array([c]), np.array([n]), k)[0][0])
 
 
 def plugin_pass_at_k(n: int, c: int, k: int) -> float:
@@ -140,24 +132,65 @@ def _as_count_array(values: object, name: str) -> np.ndarray:
     raise ValueError(f"{name} must contain integers, got dtype {arr.dtype}")
 
 
-def _ratio_products(top: np.ndarray, ns: np.ndarray, ks: np.ndarray) -> np.ndarray:
-    """prod_{i<k} max(top - i, 0) / (n - i) for every row and every k in ks.
+def _products(factors: np.ndarray, complements: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: r = prod(f) and 1 - r, where complements holds 1 - f formed exactly.
 
-    One cumulative product up to max(ks) serves all ks at once. Clipping the
-    numerator at zero makes the product exactly 0.0 when top < k, so the
-    boundary cases come out exact instead of as -0.0 or rounding noise.
+    1 - r is summed as sum_i x_i * prod_{l<i} f_l (telescoping), a sum of non-negative
+    terms, so it is accurate relative to its own size: subtracting r from 1 would lose
+    the digits of a small pass@k (1 - 199/200 is 0.0050000000000000044, not 0.005).
     """
-    kmax = int(ks.max())
-    steps = np.arange(kmax, dtype=np.float64)
-    cols = ks - 1
-    out = np.empty((top.shape[0], ks.shape[0]), dtype=np.float64)
-    rows_per_chunk = max(1, _MAX_CHUNK_ELEMENTS // kmax)
-    for start in range(0, top.shape[0], rows_per_chunk):
-        stop = start + rows_per_chunk
-        num = np.maximum(top[start:stop, None].astype(np.float64) - steps, 0.0)
-        den = ns[start:stop, None].astype(np.float64) - steps  # >= 1 since k <= n
-        out[start:stop] = np.cumprod(num / den, axis=1)[:, cols]
-    return out
+    running = np.cumprod(factors, axis=1)
+    before = np.empty_like(running)
+    before[:, 0] = 1.0
+    before[:, 1:] = running[:, :-1]
+    # Sequential sums (cumsum), not pairwise: trailing padding terms of 0 then cannot change the
+    # rounding, so a problem gets the same bits whatever other problems share its batch.
+    # The sum is 1 - r <= 1 in exact arithmetic; keep rounding from stepping past it.
+    return running[:, -1], np.minimum(np.cumsum(complements * before, axis=1)[:, -1], 1.0)
+
+
+def _binomial_ratio(tops: np.ndarray, ns: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """r = C(top, k) / C(n, k) per row (top <= n, k <= n), and 1 - r, as the shorter exact product.
+
+    Form A has k factors:       prod_{i<k}         (top - i) / (n - i),  1 - factor = (n - top) / (n - i)
+    Form B has n - top factors: prod_{j=top+1}^{n}  (j - k) / j,          1 - factor = k / j   (Codex form)
+    Every factor and complement is one correctly rounded division of integers, so fewer
+    factors means less rounding: one pass in n = 200 samples gives pass@k = k/200 exactly
+    (e.g. 0.5 at k = 100, where 100 factors of form A drift by a few ulps).
+    top < k gives exactly r = 0 (no k-subset fits); top == n exactly r = 1; 1 - r likewise.
+    """
+    ratio = np.zeros(tops.shape[0], dtype=np.float64)
+    complement = np.ones(tops.shape[0], dtype=np.float64)
+    full = tops == ns
+    ratio[full], complement[full] = 1.0, 0.0
+    live = (tops >= k) & ~full
+    short_b = (ns - tops) < k
+    for rows_all, form_b in ((np.flatnonzero(live & ~short_b), False), (np.flatnonzero(live & short_b), True)):
+        if not rows_all.size:
+            continue
+        # Form B rows have different factor counts; pad with exact factor 1, complement 0.
+        width = int((ns[rows_all] - tops[rows_all]).max()) if form_b else k
+        steps = np.arange(width, dtype=np.float64)
+        chunk = max(1, _MAX_CHUNK_ELEMENTS // width)
+        for start in range(0, rows_all.size, chunk):
+            rows = rows_all[start : start + chunk]
+            top = tops[rows, None].astype(np.float64)
+            n = ns[rows, None].astype(np.float64)
+            if form_b:
+                j = top + 1.0 + steps
+                used = steps < (n - top)
+                factors = np.where(used, (j - k) / j, 1.0)
+                complements = np.where(used, k / j, 0.0)
+            else:
+                factors = (top - steps) / (n - steps)  # n - i >= 1 since k <= n
+                complements = (n - top) / (n - steps)
+            ratio[rows], complement[rows] = _products(factors, complements)
+    return ratio, complement
+
+
+def _ratio_products(top: np.ndarray, ns: np.ndarray, ks: np.ndarray, *, complement: bool) -> np.ndarray:
+    """C(top, k)/C(n, k) (or 1 minus it) for every row and every k in ks, shape (rows, len(ks))."""
+    return np.column_stack([_binomial_ratio(top, ns, int(k))[1 if complement else 0] for k in ks])
 
 
 def per_problem_estimates(
@@ -171,8 +204,10 @@ def per_problem_estimates(
     Problems may have different n. Raises KTooLarge if any k exceeds min(ns),
     naming the largest k and the problems that bound it; ValueError for other
     invalid input. Averaging a column over problems gives the dataset metric.
-    Boundary values (0.0, 1.0) are exact; elsewhere results match pass_at_k and
-    pass_hat_k to about k * 1e-16 relative (products of k ratios).
+    Boundary values (0.0, 1.0) are exact, and results equal pass_at_k and
+    pass_hat_k bit for bit (same code); relative error is about
+    min(k, c) * 1e-16 for pass@k and min(k, n - c) * 1e-16 for pass^k
+    (relative to the value itself, small values included).
     """
     ns_arr = _as_count_array(ns, "ns")
     cs_arr = _as_count_array(cs, "cs")
@@ -212,9 +247,20 @@ def per_problem_estimates(
         raise KTooLarge(largest_k, min_n, [label(int(i)) for i in bounding])
 
     k_arr = np.asarray(k_list, dtype=np.int64)
-    # 1 - pass@k = prod_{i<k} (n-c-i)/(n-i); pass^k = prod_{i<k} (c-i)/(n-i).
-    # Both are k-factor products, so one cumprod per problem covers every k,
-    # whatever mix of n values the problems have.
-    pass_at = 1.0 - _ratio_products(ns_arr - cs_arr, ns_arr, k_arr)
-    pass_hat = _ratio_products(cs_arr, ns_arr, k_arr)
+    # 1 - pass@k = C(n-c, k)/C(n, k) and pass^k = C(c, k)/C(n, k): the same ratio with
+    # a different numerator, whatever mix of n values the problems have.
+    pass_at = _ratio_products(ns_arr - cs_arr, ns_arr, k_arr, complement=True)
+    pass_hat = _ratio_products(cs_arr, ns_arr, k_arr, complement=False)
     return pass_at, pass_hat
+
+
+def plugin_estimates(ns: np.ndarray, cs: np.ndarray, ks: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """BIASED plug-in estimates per problem, each of shape (problems, len(ks)).
+
+    1 - (1 - c/n)^k (biased low: concave in c/n) and (c/n)^k (biased high: convex).
+    Only for showing users the gap to the unbiased estimators; inputs must
+    already have passed per_problem_estimates' validation.
+    """
+    p_hat = np.asarray(cs, dtype=np.float64) / np.asarray(ns, dtype=np.float64)
+    k_arr = np.asarray(list(ks), dtype=np.float64)
+    return 1.0 - (1.0 - p_hat[:, None]) ** k_arr, p_hat[:, None] ** k_arr

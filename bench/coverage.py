@@ -1,0 +1,74 @@
+"""Coverage of passk's pass@k intervals on simulated benchmarks with a known answer.
+
+    .venv/bin/python bench/coverage.py                       # 164 problems x 20 samples, k = 1 and 10
+    .venv/bin/python bench/coverage.py --repetitions 4000 --method percentile
+
+Each repetition draws 164 per-problem pass rates from a bimodal population
+(service.statistics.simulation.BIMODAL: 45% hard, 35% easy, 20% in between),
+draws 20 samples per problem, computes the 95% bootstrap interval over
+problems exactly as the API does, and checks whether it contains the
+population pass@k (closed form for a Beta mixture). A correct 95% interval
+covers in about 95% of repetitions; the issue's bar is 93-97%. With 2,000
+repetitions the Monte Carlo standard error of the coverage is ~0.5 points.
+Exit status 1 if a coverage falls outside the bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from service.statistics.simulation import BIMODAL, coverage  # noqa: E402
+
+LOW, HIGH = 0.93, 0.97
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--problems", type=int, default=164)
+    parser.add_argument("--samples", type=int, default=20)
+    parser.add_argument("--k", default="1,10", help="comma-separated k values")
+    parser.add_argument("--repetitions", type=int, default=2000)
+    parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--method", choices=("bca", "percentile"), default="bca")
+    parser.add_argument("--seed", type=int, default=2024)
+    args = parser.parse_args()
+    ks = [int(k) for k in args.k.split(",")]
+
+    print(
+        f"{args.problems} problems x {args.samples} samples, {args.repetitions} repetitions, "
+        f"{args.resamples} resamples, {args.confidence:.0%} {args.method} intervals, seed {args.seed}"
+    )
+    print(f"population: bimodal Beta mixture {BIMODAL}")
+    started = time.perf_counter()
+    results = coverage(
+        problems=args.problems, samples=args.samples, ks=ks, repetitions=args.repetitions,
+        resamples=args.resamples, confidence=args.confidence, method=args.method, seed=args.seed,
+    )
+    elapsed = time.perf_counter() - started
+    ok = True
+    header = (
+        ("k", 4), ("true pass@k", 12), ("coverage", 9), ("+-MC SE", 8), ("mean width", 11), ("miss low", 9),
+        ("miss high", 10),
+    )
+    print(" ".join(f"{name:>{width}}" for name, width in header))
+    for r in results:
+        se = math.sqrt(r.rate * (1 - r.rate) / r.repetitions)
+        inside = LOW <= r.rate <= HIGH
+        ok &= inside
+        print(
+            f"{r.k:>4} {r.truth:>12.4f} {r.rate:>9.2%} {se:>8.2%} {r.mean_width:>11.4f} "
+            f"{r.misses_low:>9} {r.misses_high:>10}{'' if inside else '  OUTSIDE 93-97%'}"
+        )
+    print(f"{elapsed:.1f} s")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

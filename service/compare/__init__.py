@@ -1,0 +1,1 @@
+"""Comparing two runs: paired differences of pass@k with intervals and tests."""

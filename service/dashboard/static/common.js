@@ -1,0 +1,213 @@
+// Shared helpers for the dashboard pages: same-origin JSON fetches, DOM building, formatting,
+// and the unbiased pass@k / pass^k estimators (the same products of ratios as service/statistics).
+
+export const VERDICTS = ["passed", "failed", "error", "timeout", "memory", "crashed", "sandbox_error"];
+export const VERDICT_COLORS = {
+  passed: "#2e9d5b", failed: "#d1495b", error: "#ef8a17", timeout: "#7b5ea7",
+  memory: "#8c6d46", crashed: "#3d405b", sandbox_error: "#9aa1ab",
+  queued: "#c9ced6", leased: "#6fa8dc", cancelled: "#dde1e6",
+};
+export const FINISHED_STATUSES = new Set(["completed", "failed", "cancelled"]);
+
+export class ApiError extends Error {
+  constructor(status, detail) {
+    super(typeof detail === "string" ? detail : JSON.stringify(detail));
+    this.status = status;
+    this.detail = detail;
+  }
+}
+
+/** GET/POST the JSON API with the session cookie; a 401 sends the browser to the login page. */
+export async function api(path, { method = "GET", body, params } = {}) {
+  let url = path;
+  if (params) {
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(params)) {
+      if (value !== undefined && value !== null && value !== "") query.set(key, value);
+    }
+    const text = query.toString();
+    if (text) url += (url.includes("?") ? "&" : "?") + text;
+  }
+  const init = { method, credentials: "same-origin", headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(url, init);
+  if (response.status === 401 && !path.startsWith("/v1/session")) {
+    window.location.assign("/login?next=" + encodeURIComponent(location.pathname + location.search));
+    throw new ApiError(401, "not logged in");
+  }
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw new ApiError(response.status, data && data.detail !== undefined ? data.detail : response.statusText);
+  return data;
+}
+
+/** A readable message from an ApiError (FastAPI 422 bodies are lists of {msg}). */
+export function errorText(error) {
+  if (error instanceof ApiError && Array.isArray(error.detail)) return error.detail.map((d) => d.msg || JSON.stringify(d)).join("; ");
+  if (error instanceof ApiError && typeof error.detail === "string") return error.detail;
+  return String(error && error.message ? error.message : error);
+}
+
+export function boot() {
+  const node = document.getElementById("boot");
+  return node ? JSON.parse(node.textContent) : {};
+}
+
+/** h("a", {href, class: "x"}, "text", child) -> element. Text is always set as text, never parsed as HTML. */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") el.className = value;
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (key === "style") Object.assign(el.style, value);
+    else el.setAttribute(key, value === true ? "" : value);
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === undefined || child === null || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+export function clear(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+export const pct = (x, digits = 1) => (x === null || x === undefined || Number.isNaN(x) ? "–" : (100 * x).toFixed(digits) + "%");
+export const num = (x) => (x === null || x === undefined ? "–" : Number(x).toLocaleString("en-US"));
+export const interval = (m, digits = 1) => (m ? `[${pct(m.ci_low, digits)}, ${pct(m.ci_high, digits)}]` : "");
+
+export function duration(ms) {
+  if (ms === null || ms === undefined) return "–";
+  if (ms < 1000) return `${ms.toFixed(ms < 10 ? 1 : 0)} ms`;
+  return `${(ms / 1000).toFixed(2)} s`;
+}
+
+export function when(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  const seconds = (Date.now() - date.getTime()) / 1000;
+  if (seconds < 60) return "just now";
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return date.toISOString().slice(0, 16).replace("T", " ");
+}
+
+export function elapsed(startIso, endIso) {
+  if (!startIso) return "";
+  const seconds = Math.max(0, ((endIso ? new Date(endIso) : new Date()) - new Date(startIso)) / 1000);
+  if (seconds < 90) return `${seconds.toFixed(0)} s`;
+  if (seconds < 5400) return `${(seconds / 60).toFixed(1)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}
+
+export function statusBadge(el, status) {
+  el.textContent = status;
+  el.className = `badge status-${status}`;
+  return el;
+}
+
+export function verdictBadge(verdict, state) {
+  const label = verdict || state || "queued";
+  return h("span", { class: `badge v-${label}` }, label.replace("_", " "));
+}
+
+/** A link path for a problem id: keep "/" readable (HumanEval/0), escape the rest. */
+export const problemPath = (runId, problemId) =>
+  `/runs/${runId}/problems/${encodeURIComponent(problemId).replace(/%2F/gi, "/")}`;
+
+/** A progress bar's fill (a stacked bar of done-passed, done-other, leased, queued). */
+export function renderProgress(bar, progress) {
+  const total = Math.max(progress.total, 1);
+  const passed = progress.passed;
+  const otherDone = progress.done - passed;
+  const leased = progress.by_state.leased || 0;
+  const fill = h("div", { class: "progress-fill" },
+    h("span", { class: "seg pass", style: { width: `${(100 * passed) / total}%` } }),
+    h("span", { class: "seg other", style: { width: `${(100 * otherDone) / total}%` } }),
+    h("span", { class: "seg leased", style: { width: `${(100 * leased) / total}%` } }));
+  clear(bar, fill);
+  bar.setAttribute("aria-valuenow", String(Math.round((100 * progress.done) / total)));
+  bar.title = `${num(progress.done)} of ${num(progress.total)} samples finished, ${num(passed)} passed`;
+}
+
+/**
+ * Per-problem pass@k and pass^k for every k = 1..kmax at once (kmax <= n), by the recurrences
+ *   C(n-c, k+1)/C(n, k+1) = C(n-c, k)/C(n, k) * (n-c-k)/(n-k),   C(c, k+1)/C(n, k+1) = C(c, k)/C(n, k) * (c-k)/(n-k)
+ * which are the products of ratios the server uses (numerically stable, no binomials).
+ * Returns [passAt, passHat], arrays indexed by k-1.
+ */
+export function estimatesUpTo(n, c, kmax) {
+  const at = new Float64Array(kmax);
+  const hat = new Float64Array(kmax);
+  let fail = 1; // C(n-c, k)/C(n, k)
+  let all = 1; // C(c, k)/C(n, k)
+  for (let k = 0; k < kmax; k++) {
+    fail *= Math.max(n - c - k, 0) / (n - k);
+    all *= Math.max(c - k, 0) / (n - k);
+    at[k] = 1 - fail;
+    hat[k] = all;
+  }
+  return [at, hat];
+}
+
+export function passAtK(n, c, k) {
+  if (k > n || n < 1) return null;
+  if (n - c < k) return 1;
+  let fail = 1;
+  for (let i = 0; i < k; i++) fail *= (n - c - i) / (n - i);
+  return 1 - fail;
+}
+
+/** A problem counts towards run metrics once all its samples finished (the server's rule). */
+export function problemFinished(p) {
+  const done = VERDICTS.reduce((sum, v) => sum + (p.by_verdict[v] || 0), 0);
+  const cancelled = p.total - p.pending - done;
+  if (p.pending || done === 0) return false;
+  return p.n > 0 || cancelled === 0;
+}
+
+/** Simple numbered pager: calls onPage(page) on click. */
+export function renderPager(el, { page, pages, total, label = "rows", onPage }) {
+  clear(el);
+  if (pages <= 1) {
+    el.append(h("span", { class: "muted" }, `${num(total)} ${label}`));
+    return;
+  }
+  el.append(
+    h("button", { type: "button", disabled: page <= 0, onclick: () => onPage(page - 1), "aria-label": "Previous page" }, "‹ Prev"),
+    h("span", { class: "muted page-info" }, `page ${page + 1} of ${pages} · ${num(total)} ${label}`),
+    h("button", { type: "button", disabled: page >= pages - 1, onclick: () => onPage(page + 1), "aria-label": "Next page" }, "Next ›"),
+  );
+}
+
+/** Run `fn` over items with at most `limit` in flight. */
+export async function eachLimited(items, limit, fn) {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++];
+      try { await fn(item); } catch (error) { console.warn(error); }
+    }
+  });
+  await Promise.all(workers);
+}
+
+const logout = document.getElementById("logout");
+if (logout) {
+  logout.addEventListener("click", async () => {
+    try { await api("/v1/session", { method: "DELETE" }); } finally { window.location.assign("/login"); }
+  });
+}

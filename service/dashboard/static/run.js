@@ -1,0 +1,330 @@
+// Run page: progress (live while the run is queued or running), pass@k / pass^k curves with
+// bootstrap bands, verdict breakdown, per-problem pass-rate histogram and a sortable problem table.
+import {
+  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, clear, elapsed, errorText, estimatesUpTo, h, interval, num,
+  passAtK, pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, when,
+} from "./common.js";
+import { barChart, curveChart, stackedBar } from "./charts.js";
+
+const POLL_MS = 1500;
+const REFRESH_EVERY = 5; // while running, re-read per-problem results every 5th poll (~7.5 s)
+const PAGE_SIZE = 50;
+// How the curves get their k grid: the point estimates for EVERY k = 1..n_min are computed here
+// from the per-problem (n, c) (exact, the same estimator as the server, O(problems x n_min)).
+// Bootstrap intervals come from the server on a grid only: every k up to 10, then ~15
+// log-spaced k up to n_min (<= 25 values, under the API's 32), with 2,000 resamples; the band
+// is drawn through those grid points. Requesting all 200 k at 10,000 resamples would be slow.
+const BAND_RESAMPLES = 2000;
+
+const { run_id: runId, problem_count: problemCount } = boot();
+const el = (id) => document.getElementById(id);
+
+export function kGrid(nMin) {
+  const ks = new Set();
+  for (let k = 1; k <= Math.min(10, nMin); k++) ks.add(k);
+  if (nMin > 10) {
+    const steps = 15;
+    for (let i = 1; i <= steps; i++) ks.add(Math.round(Math.exp(Math.log(10) + (i / steps) * Math.log(nMin / 10))));
+  }
+  ks.add(nMin);
+  return [...ks].filter((k) => k >= 1 && k <= nMin).sort((a, b) => a - b);
+}
+
+const state = {
+  run: null,
+  rows: [], // per-problem rows for the table
+  nMin: 0,
+  curves: null, // {at, hat} arrays over k
+  metrics: null,
+  tableK: null,
+  sort: { key: "index", dir: 1 },
+  search: "",
+  filter: "all",
+  page: 0,
+  polls: 0,
+  lastDone: -1,
+};
+
+// ---------- run header, progress, verdicts ----------
+
+function renderRun(run) {
+  state.run = run;
+  statusBadge(el("run-status"), run.status);
+  const s = run.sampling || {};
+  const order = ["temperature", "top_p", "max_tokens", "seed"];
+  const rank = (key) => (order.includes(key) ? order.indexOf(key) : order.length);
+  const parts = Object.entries(s).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b)).map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`);
+  const timing = run.finished_at
+    ? `finished ${when(run.finished_at)} after ${elapsed(run.started_at || run.created_at, run.finished_at)}`
+    : run.started_at ? `running for ${elapsed(run.started_at)}` : `queued ${when(run.created_at)}`;
+  clear(el("run-meta"),
+    h("span", { class: "mono" }, parts.join(" · ") || "no sampling parameters"), " · ",
+    `limits ${run.time_limit_s} s, ${num(run.memory_mb)} MB`, run.cache ? " · cache on" : " · cache off", " · ",
+    h("span", { title: run.created_at }, timing));
+  const p = run.progress;
+  renderProgress(el("progress-bar"), p);
+  const share = p.total ? (100 * p.done) / p.total : 0;
+  el("progress-text").textContent = `${num(p.done)} / ${num(p.total)} samples (${share.toFixed(share < 10 && share > 0 ? 1 : 0)}%) · ${num(p.passed)} passed`;
+  el("progress-text").dataset.done = p.done;
+  const verdictParts = VERDICTS.map((v) => ({ key: v, label: v.replace("_", " "), count: p.by_verdict[v] || 0, color: VERDICT_COLORS[v] }));
+  const pending = (p.by_state.queued || 0) + (p.by_state.leased || 0);
+  if (pending) verdictParts.push({ key: "pending", label: "not run yet", count: pending, color: VERDICT_COLORS.queued });
+  if (p.by_state.cancelled) verdictParts.push({ key: "cancelled", label: "cancelled", count: p.by_state.cancelled, color: VERDICT_COLORS.cancelled });
+  stackedBar(el("verdict-chart"), verdictParts, p.total);
+}
+
+// ---------- per-problem data, curves, histogram ----------
+
+function histogramBins(rows) {
+  const labels = ["0%", "0–10", "10–20", "20–30", "30–40", "40–50", "50–60", "60–70", "70–80", "80–90", "90–100", "100%"];
+  const counts = new Array(12).fill(0);
+  for (const r of rows) {
+    if (!r.finished || !r.n) continue;
+    if (r.c === 0) counts[0]++;
+    else if (r.c === r.n) counts[11]++;
+    else counts[Math.min(10, Math.floor((10 * r.c) / r.n) + 1)]++;
+  }
+  return labels.map((label, i) => ({
+    label, count: counts[i],
+    title: i === 0 ? "never passed" : i === 11 ? "always passed" : `pass rate in (${label.replace("–", "%, ")}%)`,
+    color: `hsl(${Math.round((i / 11) * 130)}, 55%, 48%)`,
+  }));
+}
+
+function computeCurves(rows) {
+  const finished = rows.filter((r) => r.finished && r.n > 0);
+  if (!finished.length) return null;
+  const nMin = Math.min(...finished.map((r) => r.n));
+  const at = new Float64Array(nMin);
+  const hat = new Float64Array(nMin);
+  for (const r of finished) {
+    const [a, b] = estimatesUpTo(r.n, r.c, nMin);
+    for (let i = 0; i < nMin; i++) { at[i] += a[i]; hat[i] += b[i]; }
+  }
+  for (let i = 0; i < nMin; i++) { at[i] /= finished.length; hat[i] /= finished.length; }
+  return { at: Array.from(at), hat: Array.from(hat), nMin, problems: finished.length };
+}
+
+function renderCurves() {
+  const curves = state.curves;
+  if (!curves) {
+    clear(el("curve-chart"), h("p", { class: "muted" }, "Curves appear once all samples of at least one problem have finished."));
+    return;
+  }
+  const bands = { at: [], hat: [] };
+  for (const m of (state.metrics && state.metrics.metrics) || []) {
+    if (m.k > curves.nMin) continue;
+    bands.at.push({ k: m.k, lo: m.pass_at_k.ci_low, hi: m.pass_at_k.ci_high });
+    bands.hat.push({ k: m.k, lo: m.pass_hat_k.ci_low, hi: m.pass_hat_k.ci_high });
+  }
+  const first = state.metrics && state.metrics.metrics[0] ? state.metrics.metrics[0].pass_at_k : null;
+  const method = first ? (first.method_used || first.method || "bootstrap").replace("bca", "BCa bootstrap").replace("percentile", "percentile bootstrap") : "bootstrap";
+  el("curve-caption").textContent = `k = 1 … ${curves.nMin} over ${num(curves.problems)} problems; band: ${Math.round(100 * (first ? first.confidence : 0.95))}% ${method} interval`;
+  curveChart(el("curve-chart"), {
+    kmax: curves.nMin,
+    title: "pass@k and pass^k over k",
+    series: [
+      { key: "pass_at_k", label: "pass@k", color: "#2f6fd0", values: curves.at, band: bands.at },
+      { key: "pass_hat_k", label: "pass^k", color: "#d9822b", values: curves.hat, band: bands.hat },
+    ],
+  });
+}
+
+function renderStats() {
+  const m = state.metrics;
+  const byK = new Map(((m && m.metrics) || []).map((x) => [x.k, x]));
+  const first = byK.get(1);
+  const last = byK.get(state.nMin);
+  el("stat-pass1").textContent = first ? pct(first.pass_at_k.estimate) : "–";
+  el("stat-pass1-ci").textContent = first ? interval(first.pass_at_k) : "";
+  el("stat-passn-label").textContent = `pass@${state.nMin || "n"}`;
+  el("stat-hatn-label").textContent = `pass^${state.nMin || "n"}`;
+  el("stat-passn").textContent = last ? pct(last.pass_at_k.estimate) : "–";
+  el("stat-passn-ci").textContent = last ? interval(last.pass_at_k) : "";
+  el("stat-hatn").textContent = last ? pct(last.pass_hat_k.estimate) : "–";
+  el("stat-hatn-ci").textContent = last ? interval(last.pass_hat_k) : "";
+  const finished = state.rows.filter((r) => r.finished).length;
+  el("stat-problems").textContent = num(state.rows.length || problemCount);
+  el("stat-problems-sub").textContent = finished === state.rows.length ? "all finished" : `${num(finished)} finished`;
+  if (m && m.n_min !== null && m.n_min !== undefined) {
+    el("stat-n").textContent = m.n_min === m.n_max ? num(m.n_min) : `${num(m.n_min)}–${num(m.n_max)}`;
+    el("stat-n-sub").textContent = m.excluded_sandbox_errors ? `${num(m.excluded_sandbox_errors)} sandbox errors excluded` : `${num(m.samples)} samples counted`;
+  } else if (state.run) {
+    const problems = state.rows.length || problemCount;
+    el("stat-n").textContent = `≈${num(Math.round(state.run.sample_count / Math.max(problems, 1)))}`;
+    el("stat-n-sub").textContent = "";
+  }
+  const note = el("metrics-note");
+  const lines = m ? [m.note, ...(m.warnings || [])].filter(Boolean) : [];
+  note.hidden = !lines.length;
+  clear(note, lines.map((line, i) => [i ? h("br") : null, line]));
+}
+
+async function loadResults() {
+  const result = await api(`/v1/runs/${runId}/problems`, { params: { k: 1 } });
+  state.rows = result.problems.map((p, i) => ({
+    index: i + 1,
+    problem_id: p.problem_id,
+    n: p.n,
+    c: p.c,
+    total: p.total,
+    pending: p.pending,
+    by_verdict: p.by_verdict,
+    finished: problemFinished(p),
+    p1: p.n ? p.c / p.n : null,
+    distinct: p.distinct_programs ?? null,
+  }));
+  state.curves = computeCurves(state.rows);
+  state.nMin = state.curves ? state.curves.nMin : 0;
+  setupKSelect();
+  const bins = histogramBins(state.rows);
+  el("histogram-caption").textContent = `c / n · never passed: ${num(bins[0].count)} · always passed: ${num(bins[11].count)}`;
+  barChart(el("histogram-chart"), { bins, xLabel: "share of a problem's samples that passed (%)", yLabel: "problems" });
+  renderTable();
+  renderCurves();
+  if (state.nMin) {
+    try {
+      state.metrics = await api(`/v1/runs/${runId}/metrics`, { params: { k: kGrid(state.nMin).join(","), resamples: BAND_RESAMPLES } });
+    } catch (error) {
+      state.metrics = null;
+      const note = el("metrics-note");
+      note.hidden = false;
+      note.textContent = `Metrics unavailable: ${errorText(error)}`;
+    }
+  } else {
+    state.metrics = null;
+  }
+  renderStats();
+  renderCurves();
+}
+
+// ---------- problem table ----------
+
+function setupKSelect() {
+  const select = el("problem-k");
+  const ks = state.nMin ? kGrid(state.nMin) : [1];
+  if (state.tableK === null || !ks.includes(state.tableK)) state.tableK = ks.includes(10) ? 10 : ks[ks.length - 1];
+  const current = [...select.options].map((o) => Number(o.value));
+  if (current.join() !== ks.join()) clear(select, ks.map((k) => h("option", { value: k }, k)));
+  select.value = String(state.tableK);
+  el("pk-header").textContent = `pass@${state.tableK}`;
+}
+
+function visibleRows() {
+  const q = state.search.trim().toLowerCase();
+  let rows = state.rows.filter((r) => {
+    if (q && !r.problem_id.toLowerCase().includes(q)) return false;
+    switch (state.filter) {
+      case "unsolved": return r.finished && r.n > 0 && r.c === 0;
+      case "partial": return r.c > 0 && r.c < r.n;
+      case "solved": return r.finished && r.n > 0 && r.c === r.n;
+      case "pending": return r.pending > 0;
+      default: return true;
+    }
+  });
+  const k = state.tableK;
+  for (const r of rows) r.pk = passAtK(r.n, r.c, k);
+  const { key, dir } = state.sort;
+  rows = rows.slice().sort((a, b) => {
+    const x = a[key], y = b[key];
+    if (x === y) return a.index - b.index;
+    if (x === null || x === undefined) return 1; // blanks last either way
+    if (y === null || y === undefined) return -1;
+    return (typeof x === "string" ? x.localeCompare(y, undefined, { numeric: true }) : x - y) * dir;
+  });
+  return rows;
+}
+
+function miniVerdicts(r) {
+  const total = Math.max(r.total, 1);
+  const segs = VERDICTS.filter((v) => r.by_verdict[v]).map((v) =>
+    h("span", { class: "seg", style: { width: `${(100 * r.by_verdict[v]) / total}%`, background: VERDICT_COLORS[v] }, title: `${v}: ${r.by_verdict[v]}` }));
+  return h("div", { class: "mini-bar", title: VERDICTS.filter((v) => r.by_verdict[v]).map((v) => `${v} ${r.by_verdict[v]}`).join(", ") }, segs);
+}
+
+function renderTable() {
+  const rows = visibleRows();
+  const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
+  state.page = Math.min(state.page, pages - 1);
+  const shown = rows.slice(state.page * PAGE_SIZE, (state.page + 1) * PAGE_SIZE);
+  el("problem-count").textContent = rows.length === state.rows.length ? `${num(rows.length)}` : `${num(rows.length)} of ${num(state.rows.length)}`;
+  clear(el("problems-body"), shown.length ? shown.map((r) =>
+    h("tr", { dataset: { problemId: r.problem_id } },
+      h("td", { class: "num muted" }, r.index),
+      h("td", {}, h("a", { href: problemPath(runId, r.problem_id) }, r.problem_id),
+        r.pending ? h("span", { class: "badge status-running tiny" }, `${r.pending} pending`) : null),
+      h("td", { class: "num" }, num(r.n)),
+      h("td", { class: "num" }, num(r.c)),
+      h("td", { class: "num" }, pct(r.p1)),
+      h("td", { class: "num" }, pct(r.pk)),
+      h("td", { class: "num" }, r.distinct === null ? h("span", { class: "muted", title: "not reported by this server" }, "–") : num(r.distinct)),
+      h("td", {}, miniVerdicts(r))))
+    : h("tr", {}, h("td", { colspan: 8, class: "muted empty" }, "No problems match.")));
+  renderPager(el("problems-pager"), { page: state.page, pages, total: rows.length, label: "problems", onPage: (page) => { state.page = page; renderTable(); } });
+  for (const th of document.querySelectorAll("#problems-table th[data-sort]")) {
+    th.setAttribute("aria-sort", th.dataset.sort === state.sort.key ? (state.sort.dir > 0 ? "ascending" : "descending") : "none");
+  }
+}
+
+for (const th of document.querySelectorAll("#problems-table th[data-sort]")) {
+  th.tabIndex = 0;
+  const sortBy = () => {
+    const key = th.dataset.sort;
+    // Numbers sort high-first on the first click; names and order low-first.
+    const firstDir = ["index", "problem_id"].includes(key) ? 1 : -1;
+    state.sort = state.sort.key === key ? { key, dir: -state.sort.dir } : { key, dir: firstDir };
+    state.page = 0;
+    renderTable();
+  };
+  th.addEventListener("click", sortBy);
+  th.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sortBy(); } });
+}
+el("problem-search").addEventListener("input", (e) => { state.search = e.target.value; state.page = 0; renderTable(); });
+el("problem-filter").addEventListener("change", (e) => { state.filter = e.target.value; state.page = 0; renderTable(); });
+el("problem-k").addEventListener("change", (e) => {
+  state.tableK = Number(e.target.value);
+  el("pk-header").textContent = `pass@${state.tableK}`;
+  renderTable();
+});
+
+// ---------- live updates ----------
+
+async function poll() {
+  let run;
+  try {
+    run = await api(`/v1/runs/${runId}`);
+  } catch (error) {
+    setTimeout(poll, POLL_MS * 2);
+    return;
+  }
+  const wasLive = state.run && !FINISHED_STATUSES.has(state.run.status);
+  renderRun(run);
+  const finished = FINISHED_STATUSES.has(run.status);
+  state.polls++;
+  const moved = run.progress.done !== state.lastDone;
+  if (finished && wasLive) {
+    // The run just ended: final per-problem results and metrics.
+    state.lastDone = run.progress.done;
+    await loadResults().catch(console.warn);
+  } else if (!finished && moved && state.polls % REFRESH_EVERY === 0) {
+    state.lastDone = run.progress.done;
+    await loadResults().catch(console.warn);
+  }
+  el("live-indicator").hidden = finished;
+  if (!finished) setTimeout(poll, POLL_MS);
+}
+
+async function start() {
+  try {
+    const run = await api(`/v1/runs/${runId}`);
+    renderRun(run);
+    state.lastDone = run.progress.done;
+    const live = !FINISHED_STATUSES.has(run.status);
+    el("live-indicator").hidden = !live;
+    await loadResults();
+    if (live) setTimeout(poll, POLL_MS);
+  } catch (error) {
+    clear(el("curve-chart"), h("p", { class: "error" }, errorText(error)));
+  }
+}
+start();

@@ -1,0 +1,169 @@
+// Runs list: newest first, filter by dataset and model; progress and pass@1 fill in per row.
+import {
+  FINISHED_STATUSES, api, boot, clear, eachLimited, errorText, h, interval, num, pct, renderPager, renderProgress, when,
+} from "./common.js";
+
+const PAGE_SIZE = 25;
+const POLL_MS = 2000;
+// pass@1 for a list row: a cheap interval (1,000 resamples); the run page uses more.
+const LIST_RESAMPLES = 1000;
+
+const data = boot();
+const datasetsById = new Map(data.datasets.map((d) => [d.id, d]));
+const body = document.getElementById("runs-body");
+const pager = document.getElementById("runs-pager");
+const datasetSelect = document.getElementById("filter-dataset");
+const modelSelect = document.getElementById("filter-model");
+const compareButton = document.getElementById("compare-selected");
+
+const params = new URLSearchParams(location.search);
+const state = {
+  dataset_id: params.get("dataset_id") || "",
+  model: params.get("model") || "",
+  page: Math.max(0, Number(params.get("page") || 0) | 0),
+};
+datasetSelect.value = state.dataset_id;
+if (state.model && ![...modelSelect.options].some((o) => o.value === state.model)) {
+  modelSelect.append(h("option", { value: state.model }, state.model));
+}
+modelSelect.value = state.model;
+
+let generation = 0; // a newer load makes older in-flight updates no-ops
+let pollTimer = null;
+let pollTicks = 0;
+const selected = new Set();
+
+function syncUrl() {
+  const query = new URLSearchParams();
+  if (state.dataset_id) query.set("dataset_id", state.dataset_id);
+  if (state.model) query.set("model", state.model);
+  if (state.page) query.set("page", state.page);
+  const text = query.toString();
+  history.replaceState(null, "", text ? `/?${text}` : "/");
+}
+
+function temperature(sampling) {
+  return sampling && sampling.temperature !== undefined ? String(sampling.temperature) : "–";
+}
+
+function rowFor(run) {
+  const dataset = datasetsById.get(run.dataset_id);
+  const checkbox = h("input", { type: "checkbox", "aria-label": `Select run ${run.model}`, onchange: (e) => toggle(run, e.target.checked) });
+  checkbox.checked = selected.has(run.id);
+  const approxN = dataset && dataset.problems ? run.sample_count / dataset.problems : null;
+  const row = h("tr", { dataset: { runId: run.id, status: run.status } },
+    h("td", { class: "narrow-col" }, checkbox),
+    h("td", {}, h("a", { href: `/runs/${run.id}`, class: "run-link" }, run.model)),
+    h("td", { class: "num mono" }, temperature(run.sampling)),
+    h("td", { class: "dataset-cell" }, dataset ? dataset.name : h("span", { class: "mono muted" }, run.dataset_id.slice(0, 8))),
+    h("td", { class: "status-cell" },
+      h("div", { class: "status-line" },
+        h("span", { class: `badge status-${run.status}` }, run.status),
+        h("span", { class: "progress-label mono muted" }, "")),
+      h("div", { class: "progress small", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100 })),
+    h("td", { class: "num n-cell mono" }, approxN === null ? "–" : `≈${num(Math.round(approxN))}`),
+    h("td", { class: "num pass1-cell" }, h("span", { class: "muted" }, "…")),
+    h("td", { class: "muted created-cell", title: run.created_at }, when(run.created_at)));
+  return row;
+}
+
+function toggle(run, on) {
+  if (on) selected.add(run.id); else selected.delete(run.id);
+  compareButton.disabled = selected.size !== 2;
+  compareButton.textContent = selected.size === 2 ? "Compare selected (2)" : "Compare selected";
+}
+
+compareButton.addEventListener("click", () => {
+  // Older run as base, newer as candidate (rows are newest first).
+  const rows = [...body.querySelectorAll("tr[data-run-id]")].map((tr) => tr.dataset.runId).filter((id) => selected.has(id));
+  const [candidate, base] = rows.length === 2 ? rows : [...selected];
+  window.location.assign(`/compare?base=${base}&candidate=${candidate}`);
+});
+
+function updateProgress(row, run) {
+  const badge = row.querySelector(".badge");
+  badge.textContent = run.status;
+  badge.className = `badge status-${run.status}`;
+  row.dataset.status = run.status;
+  const p = run.progress;
+  renderProgress(row.querySelector(".progress"), p);
+  row.querySelector(".progress-label").textContent = `${num(p.done)}/${num(p.total)}`;
+}
+
+async function updateMetrics(row, run) {
+  const cell = row.querySelector(".pass1-cell");
+  if (!run.progress.done) {
+    clear(cell, h("span", { class: "muted" }, "–"));
+    return;
+  }
+  try {
+    const metrics = await api(`/v1/runs/${run.id}/metrics`, { params: { k: 1, resamples: LIST_RESAMPLES } });
+    if (!metrics.metrics.length) {
+      clear(cell, h("span", { class: "muted", title: metrics.note || "" }, "–"));
+    } else {
+      const m = metrics.metrics[0].pass_at_k;
+      clear(cell,
+        h("strong", { class: "pass1" }, pct(m.estimate)), " ",
+        h("span", { class: "muted ci" }, interval(m)),
+        metrics.partial ? h("span", { class: "partial", title: metrics.note || "partial" }, " partial") : null);
+    }
+    if (metrics.n_min !== null) {
+      row.querySelector(".n-cell").textContent = metrics.n_min === metrics.n_max ? num(metrics.n_min) : `${num(metrics.n_min)}–${num(metrics.n_max)}`;
+    }
+  } catch (error) {
+    clear(cell, h("span", { class: "muted", title: errorText(error) }, "n/a"));
+  }
+}
+
+async function load() {
+  const mine = ++generation;
+  clearTimeout(pollTimer);
+  syncUrl();
+  let list;
+  try {
+    list = await api("/v1/runs", { params: { dataset_id: state.dataset_id, model: state.model, limit: PAGE_SIZE, offset: state.page * PAGE_SIZE } });
+  } catch (error) {
+    clear(body, h("tr", {}, h("td", { colspan: 8, class: "error" }, errorText(error))));
+    return;
+  }
+  if (mine !== generation) return;
+  if (!list.items.length) {
+    clear(body, h("tr", {}, h("td", { colspan: 8, class: "muted empty" },
+      state.dataset_id || state.model ? "No runs match these filters." : "No runs yet: POST /v1/runs to submit one.")));
+  } else {
+    clear(body, list.items.map(rowFor));
+  }
+  renderPager(pager, {
+    page: state.page, pages: Math.ceil(list.total / PAGE_SIZE), total: list.total, label: "runs",
+    onPage: (page) => { state.page = page; load(); },
+  });
+  const rows = new Map([...body.querySelectorAll("tr[data-run-id]")].map((tr) => [tr.dataset.runId, tr]));
+  await eachLimited(list.items, 4, async (summary) => {
+    const run = await api(`/v1/runs/${summary.id}`);
+    if (mine !== generation) return;
+    updateProgress(rows.get(run.id), run);
+    await updateMetrics(rows.get(run.id), run);
+  });
+  if (mine === generation) schedulePoll(mine, rows);
+}
+
+// Live rows: re-read progress of unfinished runs; refresh pass@1 as they progress and when they end.
+function schedulePoll(mine, rows) {
+  const live = [...rows.entries()].filter(([, tr]) => !FINISHED_STATUSES.has(tr.dataset.status));
+  if (!live.length) return;
+  pollTimer = setTimeout(async () => {
+    const tick = ++pollTicks;
+    await eachLimited(live, 4, async ([id, tr]) => {
+      const run = await api(`/v1/runs/${id}`);
+      if (mine !== generation) return;
+      const finished = FINISHED_STATUSES.has(run.status);
+      updateProgress(tr, run);
+      if (finished || tick % 5 === 0) await updateMetrics(tr, run);
+    });
+    if (mine === generation) schedulePoll(mine, rows);
+  }, POLL_MS);
+}
+
+datasetSelect.addEventListener("change", () => { state.dataset_id = datasetSelect.value; state.page = 0; load(); });
+modelSelect.addEventListener("change", () => { state.model = modelSelect.value; state.page = 0; load(); });
+load();

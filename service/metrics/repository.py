@@ -1,0 +1,60 @@
+"""Per-problem counts of a run for metrics and comparisons: one grouped query, no sample rows loaded."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import Row, func, literal_column, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from sandbox.verdicts import Verdict
+from service.models import Dataset, Problem, Run, Sample
+from service.runs.repository import PENDING_STATES
+
+_CONTENT_DIGEST = (
+    "md5((to_jsonb(problems) - 'id' - 'dataset_id' - 'position' - 'key' - 'tags' - 'canonical_solution')::text)"
+)
+
+
+class MetricsRepository:
+    def __init__(self, session: AsyncSession) -> None:
+        self.session = session
+
+    async def get_run(self, run_id: uuid.UUID) -> Row[tuple[Run, str]] | None:
+        """The run and its dataset's content digest (two datasets with one digest hold the same problems)."""
+        statement = select(Run, Dataset.digest).join(Dataset, Dataset.id == Run.dataset_id).where(Run.id == run_id)
+        return (await self.session.execute(statement)).one_or_none()
+
+    async def problem_counts(
+        self, run_id: uuid.UUID, *, distinct_programs: bool = False, content_digest: bool = False
+    ) -> Sequence[Row[Any]]:
+        """Per problem in dataset order: key, tags, total, pending, one count per verdict.
+
+        distinct_programs adds count(DISTINCT md5(completion)): it reads the completions
+        (the heap, not just the covering index), so it is asked for only where shown.
+        content_digest adds an md5 of the problem's content, which tells whether two
+        datasets' problems with the same key are the same problem.
+        """
+        columns: list[Any] = [
+            Sample.problem_id,
+            func.count().label("total"),
+            func.count().filter(Sample.state.in_(PENDING_STATES)).label("pending"),
+            *(func.count().filter(Sample.verdict == v.value).label(v.value) for v in Verdict),
+        ]
+        if distinct_programs:
+            columns.append(func.count(func.distinct(func.md5(Sample.completion))).label("distinct_programs"))
+        per_problem = select(*columns).where(Sample.run_id == run_id).group_by(Sample.problem_id).subquery()
+        outer: list[Any] = [Problem.key, Problem.tags, *(c for c in per_problem.c if c.name != "problem_id")]
+        if content_digest:
+            # Everything that decides a verdict (prompt, tests, entry point, limits, and whatever columns
+            # problem formats add), in jsonb's canonical text; not ids, position, tags or the reference
+            # solution. Two datasets' problems with one key and one digest are the same problem.
+            outer.append(literal_column(_CONTENT_DIGEST).label("content_digest"))
+        statement = (
+            select(*outer)
+            .join(per_problem, per_problem.c.problem_id == Problem.id)
+            .order_by(Problem.position)
+        )
+        return (await self.session.execute(statement)).all()

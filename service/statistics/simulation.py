@@ -1,0 +1,111 @@
+"""Coverage simulation: does a 95% interval contain the true pass@k about 95% of the time?
+
+Test vectors check arithmetic; only a simulation checks the claim an interval
+makes. We draw per-problem pass rates from a bimodal population (many problems
+almost never solved, many almost always, few in between: the shape real
+benchmarks show), draw n samples per problem, compute the interval, and count
+how often it covers the population pass@k, which for a mixture of Beta
+distributions is known in closed form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import betaln
+
+from service.statistics.bootstrap import bootstrap_means, derive_seed
+from service.statistics.estimators import per_problem_estimates
+from service.statistics.intervals import Method
+
+__all__ = ["BIMODAL", "BetaMixture", "Coverage", "coverage", "draw_counts", "true_pass_at_k", "true_pass_hat_k"]
+
+
+@dataclass(frozen=True)
+class BetaMixture:
+    """Per-problem pass rate p ~ sum_j w_j Beta(a_j, b_j)."""
+
+    weights: tuple[float, ...]
+    alphas: tuple[float, ...]
+    betas: tuple[float, ...]
+
+    def draw(self, problems: int, rng: np.random.Generator) -> np.ndarray:
+        component = rng.choice(len(self.weights), size=problems, p=np.asarray(self.weights))
+        return rng.beta(np.asarray(self.alphas)[component], np.asarray(self.betas)[component])
+
+
+# Hard problems (p near 0), easy ones (p near 1), a few in between.
+BIMODAL = BetaMixture(weights=(0.45, 0.35, 0.20), alphas=(0.3, 4.0, 2.0), betas=(4.0, 0.3, 2.0))
+
+
+def true_pass_at_k(population: BetaMixture, k: int) -> float:
+    """Population pass@k = 1 - E[(1 - p)^k]; for Beta(a, b), E[(1-p)^k] = B(a, b + k) / B(a, b)."""
+    a, b, w = (np.asarray(x, dtype=np.float64) for x in (population.alphas, population.betas, population.weights))
+    return float(1.0 - np.sum(w * np.exp(betaln(a, b + k) - betaln(a, b))))
+
+
+def true_pass_hat_k(population: BetaMixture, k: int) -> float:
+    """Population pass^k = E[p^k] = B(a + k, b) / B(a, b) per component."""
+    a, b, w = (np.asarray(x, dtype=np.float64) for x in (population.alphas, population.betas, population.weights))
+    return float(np.sum(w * np.exp(betaln(a + k, b) - betaln(a, b))))
+
+
+def draw_counts(population: BetaMixture, problems: int, samples: int, rng: np.random.Generator) -> np.ndarray:
+    """c per problem: a pass rate from the population, then `samples` Bernoulli draws."""
+    return rng.binomial(samples, population.draw(problems, rng))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    k: int
+    truth: float
+    covered: int
+    repetitions: int
+    mean_width: float
+    misses_low: int  # interval entirely below the truth
+    misses_high: int  # interval entirely above the truth
+
+    @property
+    def rate(self) -> float:
+        return self.covered / self.repetitions
+
+
+def coverage(
+    *,
+    population: BetaMixture = BIMODAL,
+    problems: int = 164,
+    samples: int = 20,
+    ks: Sequence[int] = (1, 10),
+    repetitions: int = 1000,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    method: Method = "bca",
+    seed: int = 0,
+) -> list[Coverage]:
+    """Measured coverage of the pass@k interval for each k, over `repetitions` simulated runs."""
+    rng = np.random.default_rng(seed)
+    truths = [true_pass_at_k(population, k) for k in ks]
+    covered = np.zeros(len(ks), dtype=np.int64)
+    low_misses = np.zeros(len(ks), dtype=np.int64)
+    high_misses = np.zeros(len(ks), dtype=np.int64)
+    widths = np.zeros(len(ks))
+    ns = np.full(problems, samples)
+    for repetition in range(repetitions):
+        cs = draw_counts(population, problems, samples, rng)
+        pass_at, _ = per_problem_estimates(ns, cs, ks)
+        intervals = bootstrap_means(
+            pass_at, resamples=resamples, confidence=confidence, method=method,
+            seed=derive_seed(seed, f"repetition:{repetition}"),
+        )
+        for j, (interval, truth) in enumerate(zip(intervals, truths, strict=True)):
+            covered[j] += interval.ci_low <= truth <= interval.ci_high
+            low_misses[j] += interval.ci_high < truth
+            high_misses[j] += interval.ci_low > truth
+            widths[j] += interval.ci_high - interval.ci_low
+    return [
+        Coverage(k, truths[j], int(covered[j]), repetitions, float(widths[j] / repetitions),
+                 int(low_misses[j]), int(high_misses[j]))
+        for j, k in enumerate(ks)
+    ]

@@ -28,6 +28,7 @@ from service.compare.endpoints import router as compare_router
 from service.datasets.endpoints import router as datasets_router
 from service.dependencies import APIError, openapi_error
 from service.metrics.endpoints import router as metrics_router
+from service.ops.endpoints import router as ops_router
 from service.runs.endpoints import router as runs_router
 from service.settings import Settings, get_settings
 
@@ -100,6 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(datasets_router, dependencies=protected)
     app.include_router(runs_router, dependencies=protected)
     app.include_router(metrics_router, dependencies=protected)
+    app.include_router(ops_router, dependencies=protected)  # /v1/status and /metrics: read scope too
     app.include_router(compare_router, dependencies=protected)
     app.include_router(session_router)
     install_dashboard(app)  # HTML pages at /, /runs/..., /compare, /login and /static

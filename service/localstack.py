@@ -7,6 +7,7 @@ Docker sandboxes) against a fresh database built by the migrations.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,11 @@ class LocalStack:
 
     prefix: str = "passk"
     extra_env: dict[str, str] = field(default_factory=dict)
+    # Always start a private cluster, even when PASSK_TEST_DATABASE_URL names a shared server:
+    # needed by anything that restarts Postgres (restart_postgres), which must not hit others' databases.
+    private_postgres: bool = False
+    # Where the API's and workers' output goes (default: inherited); a file keeps a benchmark's report readable.
+    log_path: Path | None = None
     api_url: str = ""
     database_url: str = ""
     image: str = ""
@@ -53,9 +59,17 @@ class LocalStack:
     workers: list[subprocess.Popen] = field(default_factory=list)
     _cluster: EmbeddedPostgres | None = None
     _api: subprocess.Popen | None = None
+    _api_port: int = 0
 
     def __enter__(self) -> LocalStack:
-        server_url = os.environ.get("PASSK_TEST_DATABASE_URL")
+        try:
+            return self._enter()
+        except BaseException:
+            self.__exit__()
+            raise
+
+    def _enter(self) -> LocalStack:
+        server_url = None if self.private_postgres else os.environ.get("PASSK_TEST_DATABASE_URL")
         if not server_url:
             self._cluster = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix=f"{self.prefix}-pg-")))
             server_url = self._cluster.start()
@@ -76,18 +90,39 @@ class LocalStack:
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        self.stop_workers()
+        try:
+            self.stop_workers()
+            self.stop_api()
+        finally:
+            if self._cluster is not None:
+                try:
+                    self._cluster.stop()
+                finally:
+                    # The cluster's data directory is ours alone: leave no temporary files behind.
+                    shutil.rmtree(self._cluster.root, ignore_errors=True)
+                    self._cluster = None
+
+    # -- the API
+
+    def stop_api(self) -> None:
         if self._api is not None:
             self._api.terminate()
-            self._api.wait(timeout=30)
-        if self._cluster is not None:
-            self._cluster.stop()
+            try:
+                self._api.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._api.kill()
+                self._api.wait()
+            self._api = None
+
+    def restart_api(self) -> None:
+        """Stop the API process and start a new one on the same port, so existing clients keep working."""
+        self.stop_api()
+        self._start_api()
 
     def _start_api(self) -> None:
-        port = _free_port()
-        self._api = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "serve", "--port", str(port)], env=self.env, cwd=REPO_ROOT,
-        )
+        # The port is chosen once: a restarted API answers at the same address.
+        port = self._api_port = self._api_port or _free_port()
+        self._api = self._popen(["serve", "--port", str(port)], self.env)
         self.api_url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
         while True:
@@ -101,15 +136,33 @@ class LocalStack:
                 raise RuntimeError("the API did not come up")
             time.sleep(0.2)
 
+    # -- the database
+
+    def restart_postgres(self, down_s: float = 1.0) -> None:
+        """Stop the cluster (fast shutdown: sessions are cut, open transactions roll back), wait, start it again.
+
+        Only for a private cluster (private_postgres=True or no PASSK_TEST_DATABASE_URL): the same
+        port and password come back, so API and workers can reconnect to the same URL.
+        """
+        if self._cluster is None:
+            raise RuntimeError("restart_postgres needs the stack's own cluster: use LocalStack(private_postgres=True)")
+        self._cluster.stop()
+        time.sleep(down_s)
+        self._cluster.start()
+
+    def _popen(self, args: list[str], env: dict[str, str]) -> subprocess.Popen:
+        command = [sys.executable, "-m", "service.cli", *args]
+        if self.log_path is None:
+            return subprocess.Popen(command, env=env, cwd=REPO_ROOT)
+        with open(self.log_path, "ab") as log:  # the child keeps its own descriptor
+            return subprocess.Popen(command, env=env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
+
     def client(self, timeout: float = 120) -> httpx.Client:
         """An HTTP client for the API, authenticated with a key that has every scope."""
         return httpx.Client(base_url=self.api_url, timeout=timeout, headers={"Authorization": f"Bearer {self.api_key}"})
 
     def start_worker(self, concurrency: int = 2, **extra_env: str) -> subprocess.Popen:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "service.cli", "worker", "--concurrency", str(concurrency)],
-            env={**self.env, **extra_env}, cwd=REPO_ROOT,
-        )
+        proc = self._popen(["worker", "--concurrency", str(concurrency)], {**self.env, **extra_env})
         self.workers.append(proc)
         return proc
 

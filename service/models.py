@@ -53,7 +53,14 @@ class Dataset(Base):
 
 class Problem(Base):
     __tablename__ = "problems"
-    __table_args__ = (UniqueConstraint("dataset_id", "key"),)
+    # How the program is built and judged: service/formats.
+    FORMATS = ("humaneval", "mbpp", "stdio", "call")
+    COMPARISONS = ("exact", "whitespace", "numeric")
+    __table_args__ = (
+        UniqueConstraint("dataset_id", "key"),
+        CheckConstraint(_in("format", FORMATS), name="format"),
+        CheckConstraint(f"comparison IS NULL OR {_in('comparison', COMPARISONS)}", name="comparison"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     dataset_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("datasets.id", ondelete="CASCADE"))
@@ -67,6 +74,15 @@ class Problem(Base):
     tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
     time_limit_s: Mapped[float | None] = mapped_column(Float)
     memory_mb: Mapped[int | None] = mapped_column(Integer)
+    format: Mapped[str] = mapped_column(Text, server_default=text("'humaneval'"))
+    # stdio: [{input, output}]; call: [{input: [args], output}]; NULL for the other formats.
+    cases: Mapped[list[Any] | None] = mapped_column(JSONB(none_as_null=True))
+    # Runs before the program: MBPP's test_setup_code, or imports a stdio/call dataset assumes.
+    setup_code: Mapped[str | None] = mapped_column(Text)
+    # stdio only; tolerances for `numeric` and for floats in call results (NULL: 1e-6).
+    comparison: Mapped[str | None] = mapped_column(Text)
+    abs_tol: Mapped[float | None] = mapped_column(Float)
+    rel_tol: Mapped[float | None] = mapped_column(Float)
 
 
 class Run(Base):
@@ -165,3 +181,41 @@ class ApiKey(Base):
     scopes: Mapped[list[str]] = mapped_column(ARRAY(Text))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class WorkerHeartbeat(Base):
+    """One row per worker process, for GET /v1/status: live while expires_at is in the future."""
+
+    __tablename__ = "worker_heartbeats"
+
+    owner: Mapped[str] = mapped_column(String(200), primary_key=True)
+    hostname: Mapped[str] = mapped_column(String(200))
+    pid: Mapped[int] = mapped_column(Integer)
+    threads: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Counters since the worker started: samples it recorded, and sandbox errors among them (retried or not).
+    processed: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    sandbox_errors: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+
+
+# Operations status (migration 0004): recent finishes and sandbox errors are range scans, not table scans.
+Index("ix_samples_finished_at", Sample.finished_at, postgresql_where=text("finished_at IS NOT NULL"))
+Index("ix_samples_sandbox_errors", Sample.finished_at, postgresql_where=text("verdict = 'sandbox_error'"))
+
+
+class IdempotencyRecord(Base):
+    """The response given to a POST with an Idempotency-Key, replayed when the client retries."""
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (UniqueConstraint("api_key_id", "key"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    api_key_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(200))
+    endpoint: Mapped[str] = mapped_column(String(200))
+    request_sha256: Mapped[str] = mapped_column(String(64))
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    response: Mapped[Any | None] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

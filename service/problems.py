@@ -7,7 +7,11 @@ from typing import Any, Protocol
 
 
 class ProblemContext(Protocol):
-    """What the worker reads of a problem (a row of `problems`)."""
+    """What the worker reads of a problem (a row of `problems`).
+
+    Rows of other formats also carry `format`, `cases`, `setup_code`,
+    `comparison`, `abs_tol` and `rel_tol` (see service/formats).
+    """
 
     key: str
     prompt: str
@@ -28,4 +32,9 @@ def build_program(prompt: str, completion: str, test: str, entry_point: str) -> 
 
 
 def program_for(problem: ProblemContext | Any, completion: str) -> Program:
-    return Program(build_program(problem.prompt, completion, problem.test, problem.entry_point))
+    format_ = getattr(problem, "format", None) or "humaneval"
+    if format_ == "humaneval":
+        return Program(build_program(problem.prompt, completion, problem.test, problem.entry_point))
+    from service.formats import program_for_format  # imported late: the formats build Programs from here
+
+    return program_for_format(format_, problem, completion)

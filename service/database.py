@@ -12,7 +12,12 @@ from contextlib import contextmanager
 
 from sqlalchemy import MetaData, create_engine
 from sqlalchemy.engine import Engine, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 # Stable constraint names so Alembic autogenerate and hand-written migrations agree.

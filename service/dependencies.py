@@ -18,7 +18,6 @@ from service.database import session_scope
 from service.settings import Settings
 from service.settings import get_settings as _default_settings
 
-
 # session_scope is the one commit/rollback policy; as a context manager, an exception raised
 # by the endpoint is thrown into it (rollback) rather than left to garbage collection.
 _session_scope = asynccontextmanager(session_scope)

@@ -104,6 +104,10 @@ class LocalStack:
 
     # -- the API
 
+    @property
+    def api_pid(self) -> int | None:
+        return self._api.pid if self._api is not None else None
+
     def stop_api(self) -> None:
         if self._api is not None:
             self._api.terminate()

@@ -35,6 +35,8 @@ def program_for(problem: ProblemContext | Any, completion: str) -> Program:
     format_ = getattr(problem, "format", None) or "humaneval"
     if format_ == "humaneval":
         return Program(build_program(problem.prompt, completion, problem.test, problem.entry_point))
-    from service.formats import program_for_format  # imported late: the formats build Programs from here
+    from service.formats import (
+        program_for_format,  # imported late: the formats build Programs from here
+    )
 
     return program_for_format(format_, problem, completion)

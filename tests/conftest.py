@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import docker
 import httpx
 import psycopg
 import pytest
@@ -20,6 +21,9 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
+from sandbox.engine import ensure_engine
+from sandbox.executor import Sandbox, SandboxSettings
+from sandbox.images import ensure_sandbox_image
 from service.app import create_app
 from service.auth.keys import SCOPES
 from service.auth.repository import create_key
@@ -186,3 +190,23 @@ async def set_verdicts(session: AsyncSession, run_id: str, key: str, verdicts: S
     # Like a worker, commit (here: release the savepoint), so a later request that fails and
     # rolls back its own savepoint cannot take these verdicts with it.
     await session.commit()
+
+
+# ---- a real Docker engine and the real sandbox image; never skipped: no engine is a failure ----------
+
+
+@pytest.fixture(scope="session")
+def docker_client() -> docker.DockerClient:
+    return ensure_engine(Path(".passk").resolve())
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_client: docker.DockerClient) -> str:
+    return ensure_sandbox_image(docker_client)
+
+
+@pytest.fixture
+def sandbox(docker_client: docker.DockerClient, sandbox_image: str) -> Iterator[Sandbox]:
+    box = Sandbox(docker_client, SandboxSettings(image=sandbox_image, owner="passk-tests", excerpt_bytes=4096))
+    yield box
+    box.close()

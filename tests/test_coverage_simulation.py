@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from service.statistics.simulation import BIMODAL, coverage, draw_counts, true_pass_at_k, true_pass_hat_k
+from service.statistics.simulation import (
+    BIMODAL,
+    coverage,
+    draw_counts,
+    true_pass_at_k,
+    true_pass_hat_k,
+)
 
 
 def test_population_truth_matches_numerical_integration() -> None:

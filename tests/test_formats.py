@@ -25,7 +25,7 @@ from service.datasets.service import digest, format_columns, mbpp_entry_point
 from service.formats import compare, sources
 from service.formats.loader import FormatError, load_problems, load_samples, to_problem
 from service.problems import Program, build_program, program_for
-from tests.sandbox.conftest import MIB, docker_client, sandbox, sandbox_image  # noqa: F401  (fixtures)
+from tests.sandbox.programs import MIB
 
 FORMATS_DIR = Path(__file__).resolve().parents[1] / "service" / "formats"
 

@@ -8,8 +8,17 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from service.statistics import bootstrap_means, per_problem_estimates, resample_means, wilson_interval
-from service.statistics.intervals import exact_boundary_interval, mean_accelerations, sorted_quantiles
+from service.statistics import (
+    bootstrap_means,
+    per_problem_estimates,
+    resample_means,
+    wilson_interval,
+)
+from service.statistics.intervals import (
+    exact_boundary_interval,
+    mean_accelerations,
+    sorted_quantiles,
+)
 
 
 def _scipy_interval(column: np.ndarray, distribution: np.ndarray, method: str, confidence: float) -> tuple[float, float]:

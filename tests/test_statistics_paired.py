@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from service.statistics import bootstrap_means, mcnemar, paired_bootstrap, sign_flip_p_value
+from service.statistics import (
+    bootstrap_means,
+    mcnemar,
+    paired_bootstrap,
+    sign_flip_p_value,
+)
 from service.statistics.paired import correlation, win_loss_tie
 
 

@@ -22,25 +22,24 @@ be reused (a program hit a limit, crashed, or left something behind).
 
 from __future__ import annotations
 
+# Imported here so that forked programs find them already loaded (copy-on-write).
+import collections  # noqa: F401
 import ctypes
+import functools  # noqa: F401
+import heapq  # noqa: F401
+import itertools  # noqa: F401
 import json
 import math
 import os
+import re  # noqa: F401
 import resource
 import secrets
 import select
 import shutil
 import signal
+import string  # noqa: F401
 import sys
 import time
-
-# Imported here so that forked programs find them already loaded (copy-on-write).
-import collections  # noqa: F401
-import functools  # noqa: F401
-import heapq  # noqa: F401
-import itertools  # noqa: F401
-import re  # noqa: F401
-import string  # noqa: F401
 import typing  # noqa: F401
 
 SCRATCH_ROOT = "/tmp"

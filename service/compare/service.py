@@ -17,7 +17,14 @@ import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
-from service.compare.schemas import CompareMetric, Comparison, McNemarOut, PerProblem, ProblemDelta, RunSide
+from service.compare.schemas import (
+    CompareMetric,
+    Comparison,
+    McNemarOut,
+    PerProblem,
+    ProblemDelta,
+    RunSide,
+)
 from service.dependencies import Conflict, InvalidInput
 from service.metrics.convert import interval_out
 from service.metrics.service import ProblemCounts, load_counts
@@ -25,7 +32,13 @@ from service.models import Run
 from service.statistics import KTooLarge, per_problem_estimates
 from service.statistics.bootstrap import derive_seed
 from service.statistics.intervals import Method
-from service.statistics.paired import correlation, mcnemar, paired_bootstrap, sign_flip_p_value, win_loss_tie
+from service.statistics.paired import (
+    correlation,
+    mcnemar,
+    paired_bootstrap,
+    sign_flip_p_value,
+    win_loss_tie,
+)
 
 FEW_PROBLEMS = 30
 

@@ -9,9 +9,14 @@ from fastapi import APIRouter, Query, Request, Response, status
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 
-from service.datasets import service as dataset_service
-from service.datasets.schemas import DatasetCreate, DatasetDetail, DatasetList, DatasetRead
 from service import idempotency
+from service.datasets import service as dataset_service
+from service.datasets.schemas import (
+    DatasetCreate,
+    DatasetDetail,
+    DatasetList,
+    DatasetRead,
+)
 from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
 from service.idempotency import IdempotencyKeyHeader
 

@@ -112,7 +112,9 @@ def describe_validation_error(error: ValidationError) -> str:
 
 
 def validate_problem(problem: dict[str, Any]) -> None:
-    from service.datasets.schemas import parse_problem  # the server's models; pydantic only, no database
+    from service.datasets.schemas import (
+        parse_problem,  # the server's models; pydantic only, no database
+    )
 
     parse_problem(problem)
 

@@ -18,7 +18,12 @@ from service.metrics.schemas import (
 )
 from service.statistics import Interval
 from service.statistics.groups import GroupSummary
-from service.statistics.summary import PLUGIN_AT_LABEL, PLUGIN_HAT_LABEL, Histogram, KSummary
+from service.statistics.summary import (
+    PLUGIN_AT_LABEL,
+    PLUGIN_HAT_LABEL,
+    Histogram,
+    KSummary,
+)
 
 
 def interval_out(interval: Interval) -> IntervalOut:

@@ -10,9 +10,9 @@ from fastapi import APIRouter, Query
 from service.dependencies import SessionDep, openapi_422
 from service.metrics import service as metrics_service
 from service.metrics.schemas import IntervalMethod, ProblemResults, RunMetrics
+from service.runs.endpoints import RUN_NOT_FOUND
 from service.statistics import MAX_RESAMPLES
 from service.statistics.summary import Options
-from service.runs.endpoints import RUN_NOT_FOUND
 
 router = APIRouter(prefix="/v1/runs", tags=["metrics"])
 

@@ -14,9 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service.dependencies import InvalidInput, NotFound
-from service.metrics.repository import MetricsRepository
 from service.metrics.convert import diversity_out, groups_out, histogram_out, metric_out
-from service.metrics.schemas import DiversityOut, ProblemResult, ProblemResults, RunMetrics
+from service.metrics.repository import MetricsRepository
+from service.metrics.schemas import (
+    DiversityOut,
+    ProblemResult,
+    ProblemResults,
+    RunMetrics,
+)
 from service.models import Run
 from service.runs.schemas import VerdictCounts
 from service.statistics import KTooLarge, per_problem_estimates

@@ -1,10 +1,10 @@
 """The figures behind GET /v1/status and GET /metrics: one round trip to the database.
 
 The figures are shared for FRESH_FOR_S: however many dashboards and scrapers poll, the database
-computes them about once a second (`generated_at` says when). Every count reads an index: the queue's partial indexes (queued, leased), the partial index on
-finished_at for recent finishes and one on sandbox errors, so the cost follows the queue and the
-last minute's work, not the number of samples ever stored. Runs are counted by status in full
-(one row per run, not per sample).
+computes them about once a second (`generated_at` says when). Every sample count reads an index:
+the queue's partial indexes (queued, leased), the partial index on finished_at for recent finishes
+and one on sandbox errors, so the cost follows the queue and the last minute's work, not the
+number of samples ever stored. Runs are counted by status in full (one row per run, not per sample).
 """
 
 from __future__ import annotations

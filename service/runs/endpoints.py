@@ -10,8 +10,8 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 
 from sandbox.verdicts import Verdict
-from service.datasets.schemas import StorableStr
 from service import idempotency
+from service.datasets.schemas import StorableStr
 from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service

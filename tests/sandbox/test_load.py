@@ -12,7 +12,7 @@ import pytest
 from sandbox.container import LABEL_ROLE, ROLE_SANDBOX
 from sandbox.executor import Sandbox
 from sandbox.verdicts import Verdict
-from tests.sandbox.conftest import run_many, run_one
+from tests.sandbox.programs import run_many, run_one
 
 # About one second of CPU on this class of machine (a pure-Python loop).
 CPU_BOUND = """

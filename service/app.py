@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.exc import DataError
 
-from service.auth.dependencies import authorize
+from service.auth.dependencies import AUTH_RESPONSES, authorize
 from service.auth.endpoints import router as session_router
 from service.body_limit import BodySizeLimit
 from service.compare.endpoints import router as compare_router
@@ -97,13 +97,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             settings.env.upper(),
         )
     # Every /v1 router is mounted behind `authorize` (read scope for reads, submit for writes).
-    protected = [Depends(authorize)]
-    app.include_router(datasets_router, dependencies=protected)
-    app.include_router(runs_router, dependencies=protected)
-    app.include_router(metrics_router, dependencies=protected)
-    app.include_router(ops_router, dependencies=protected)  # /v1/status and /metrics: read scope too
-    app.include_router(compare_router, dependencies=protected)
-    app.include_router(session_router)
+    protected = {"dependencies": [Depends(authorize)], "responses": AUTH_RESPONSES}
+    app.include_router(datasets_router, **protected)
+    app.include_router(runs_router, **protected)
+    app.include_router(metrics_router, **protected)
+    app.include_router(ops_router, **protected)  # /v1/status and /metrics: read scope too
+    app.include_router(compare_router, **protected)
+    app.include_router(session_router, responses={413: AUTH_RESPONSES[413]})
     install_dashboard(app)  # HTML pages at /, /runs/..., /compare, /login and /static
 
     @app.exception_handler(APIError)

@@ -14,9 +14,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.auth import repository
 from service.auth.sessions import SESSION_COOKIE, verify_session
-from service.dependencies import APIError, SessionDep, get_settings
+from service.dependencies import APIError, SessionDep, get_settings, openapi_error
 
 READ_METHODS = {"GET", "HEAD", "OPTIONS"}
+
+# Documented on every protected route, so clients (and schema fuzzers) know them.
+AUTH_RESPONSES: dict[int | str, dict[str, object]] = {
+    401: openapi_error("No API key, or an invalid or revoked one", {"detail": "invalid or revoked API key"}),
+    403: openapi_error("The key lacks the scope this route needs", {"detail": "API key 'ci' lacks the 'submit' scope"}),
+    413: openapi_error("Request body over the server's limit", {"detail": "request body exceeds the limit of 268435456 bytes"}),
+}
 
 
 @dataclass(frozen=True)

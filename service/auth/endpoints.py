@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 from service.auth import repository
 from service.auth.dependencies import Unauthorized
 from service.auth.sessions import SESSION_COOKIE, SESSION_TTL_S, sign_session
-from service.dependencies import SessionDep, SettingsDep
+from service.dependencies import SessionDep, SettingsDep, openapi_error
 
 router = APIRouter(prefix="/v1/session", tags=["auth"])
 
@@ -22,7 +22,12 @@ class SessionInfo(BaseModel):
     scopes: list[str]
 
 
-@router.post("", summary="Log in with an API key (sets the dashboard session cookie)", response_model=SessionInfo)
+@router.post(
+    "",
+    summary="Log in with an API key (sets the dashboard session cookie)",
+    response_model=SessionInfo,
+    responses={401: openapi_error("Invalid or revoked API key", {"detail": "invalid or revoked API key"})},
+)
 async def create_session(body: SessionRequest, response: Response, session: SessionDep, settings: SettingsDep) -> SessionInfo:
     key = await repository.find_active_by_raw(session, body.api_key)
     if key is None:

@@ -186,8 +186,10 @@ def sweep(client: docker.DockerClient, max_age_s: float) -> int:
     now = time.time()
     for container in client.containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"}):
         created = float(container.labels.get(LABEL_CREATED, "0") or 0)
-        # A worker killed between create and start leaves a "created" one; give live workers a minute.
-        stale_created = container.status == "created" and now - created > 60
+        # A worker killed between create and start leaves a "created" one: remove it at once if its owner
+        # is a dead process on this host, otherwise give a possibly live owner a minute to start it.
+        owner_dead = _owner_is_dead(container.labels.get(LABEL_OWNER, ""))
+        stale_created = container.status == "created" and (owner_dead or now - created > 60)
         if container.status in {"exited", "dead"} or stale_created or now - created > max_age_s:
             try:
                 container.remove(force=True)
@@ -198,4 +200,18 @@ def sweep(client: docker.DockerClient, max_age_s: float) -> int:
 
 
 def owner_id() -> str:
+    """`<hostname>-<pid>-<token>`: enough for a sweeper on the same host to tell whether the owner lives."""
     return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def _owner_is_dead(owner: str) -> bool:
+    parts = owner.rsplit("-", 2)
+    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
+        return False  # another host's worker (or an unknown label): only age can tell
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
 import textwrap
+import time
 
 import docker
 
@@ -241,3 +245,19 @@ def test_containers_are_labelled_removed_and_swept(sandbox: Sandbox, docker_clie
     leftover = docker_client.containers.create(sandbox_image, labels={LABEL_ROLE: ROLE_SANDBOX, LABEL_OWNER: "dead", "passk.created": "0"})
     assert sweep(docker_client, max_age_s=3600) >= 1
     assert not docker_client.containers.list(all=True, filters={"id": leftover.id})
+
+
+def test_sweep_removes_a_dead_workers_unstarted_container_at_once(docker_client: docker.DockerClient, sandbox_image: str) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid that no longer runs
+    labels = {LABEL_ROLE: ROLE_SANDBOX, LABEL_OWNER: f"{socket.gethostname()}-{gone.pid}-abc123", "passk.created": str(int(time.time()))}
+    orphan = docker_client.containers.create(sandbox_image, labels=labels)
+    live = docker_client.containers.create(
+        sandbox_image, labels={**labels, LABEL_OWNER: f"{socket.gethostname()}-{os.getpid()}-abc123"}
+    )
+    try:
+        sweep(docker_client, max_age_s=3600)
+        assert not docker_client.containers.list(all=True, filters={"id": orphan.id})
+        assert docker_client.containers.list(all=True, filters={"id": live.id})  # its owner may still start it
+    finally:
+        live.remove(force=True)

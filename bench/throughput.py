@@ -122,7 +122,6 @@ def worker_rss_mib(stack: LocalStack) -> float:
 def bench_memory(stack: LocalStack, problems: dict, seed: int) -> None:
     """Worker memory must not grow with run size: RSS after a small run and after a 10x larger one."""
     print("\n== memory: worker RSS against run size (all-passing programs, every text distinct)")
-    before = worker_rss_mib(stack)
     for per_problem in (10, 100):
         samples = [
             {"task_id": s["task_id"], "completion": s["completion"] + f"  # {i}\n"}
@@ -130,7 +129,7 @@ def bench_memory(stack: LocalStack, problems: dict, seed: int) -> None:
         ]
         elapsed, _ = run_passk(stack, problems, samples, f"memory-{per_problem}")
         print(f"{len(samples):6d} samples in {elapsed:6.1f} s ({len(samples) / elapsed:5.0f}/s); "
-              f"worker RSS {worker_rss_mib(stack):6.1f} MiB (at start {before:.1f} MiB)")
+              f"worker RSS after it {worker_rss_mib(stack):6.1f} MiB")
 
 
 def bench_metrics(stack: LocalStack) -> None:

@@ -8,10 +8,13 @@ until the first request commits, then replays its response.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Header, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse
 from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -72,3 +75,16 @@ async def remember(session: AsyncSession, request: Request, key: str, status_cod
         .where(IdempotencyRecord.api_key_id == request.state.principal.key_id, IdempotencyRecord.key == key)
         .values(status_code=status_code, response=body)
     )
+
+
+async def respond_once(
+    session: AsyncSession, request: Request, key: str | None, produce: Callable[[], Awaitable[tuple[int, Any]]]
+) -> JSONResponse:
+    """Run `produce` (which returns a status code and a body) unless `key` was seen; then replay instead."""
+    if key is not None and (replay := await claim(session, request, key)) is not None:
+        return JSONResponse(replay.body, status_code=replay.status_code)
+    status_code, result = await produce()
+    body = jsonable_encoder(result)
+    if key is not None:
+        await remember(session, request, key, status_code, body)
+    return JSONResponse(body, status_code=status_code)

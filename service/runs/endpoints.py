@@ -6,8 +6,6 @@ import uuid
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query, Request, status
-from fastapi.encoders import jsonable_encoder
-from fastapi.responses import JSONResponse
 
 from sandbox.verdicts import Verdict
 from service import idempotency
@@ -71,14 +69,10 @@ async def create_run(
     settings: SettingsDep,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> Any:
-    if idempotency_key is not None:
-        replay = await idempotency.claim(session, request, idempotency_key)
-        if replay is not None:
-            return JSONResponse(replay.body, status_code=replay.status_code)
-    run = await run_service.create(session, settings, body)
-    if idempotency_key is not None:
-        await idempotency.remember(session, request, idempotency_key, status.HTTP_202_ACCEPTED, jsonable_encoder(run))
-    return run
+    async def produce() -> tuple[int, RunRead]:
+        return status.HTTP_202_ACCEPTED, await run_service.create(session, settings, body)
+
+    return await idempotency.respond_once(session, request, idempotency_key, produce)
 
 
 @router.get("", response_model=RunList, summary="List runs, newest first")

@@ -6,7 +6,6 @@ import logging
 import math
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -27,6 +26,7 @@ from service.dashboard import install as install_dashboard
 from service.database import make_async_engine, make_async_sessionmaker
 from service.datasets.endpoints import router as datasets_router
 from service.dependencies import APIError, openapi_error
+from service.embedded_postgres import resolve_database_url
 from service.metrics.endpoints import router as metrics_router
 from service.ops.endpoints import router as ops_router
 from service.runs.endpoints import router as runs_router
@@ -43,17 +43,6 @@ Execution-backed pass@k and pass^k for code-generating models.
 2. `POST /v1/runs` with **all** generated programs of a run in one request; workers execute them in a sandbox.
 3. Poll `GET /v1/runs/{id}`, then read `GET /v1/runs/{id}/metrics?k=1,10`.
 """
-
-
-async def _database_url(settings: Settings) -> str:
-    if settings.database_url:
-        return settings.database_url
-    if settings.env != "development":
-        raise RuntimeError("PASSK_DATABASE_URL must be set outside development")
-    from service.embedded_postgres import EmbeddedPostgres
-
-    # initdb and pg_ctl block for seconds; not on the event loop.
-    return await anyio.to_thread.run_sync(EmbeddedPostgres(Path(settings.data_dir)).start)
 
 
 def _encodable(value: Any) -> Any:
@@ -79,7 +68,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Creating the engine does not connect, so the API starts (and /healthz answers 503) with the DB down.
-        engine = make_async_engine(await _database_url(settings))
+        # initdb and pg_ctl (embedded development database) block for seconds: not on the event loop.
+        engine = make_async_engine(await anyio.to_thread.run_sync(resolve_database_url, settings))
         app.state.engine = engine
         app.state.sessionmaker = make_async_sessionmaker(engine)
         try:

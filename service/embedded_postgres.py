@@ -8,6 +8,7 @@ no default credentials.
 from __future__ import annotations
 
 import glob
+import logging
 import os
 import pwd
 import secrets
@@ -17,6 +18,12 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from service.settings import Settings
+
+log = logging.getLogger(__name__)
 
 DB_NAME = "passk"
 DB_USER = "passk"
@@ -171,3 +178,15 @@ class EmbeddedPostgres:
         result = subprocess.run([*self._run_as(), *command], capture_output=True, text=True)
         if result.returncode != 0:
             raise EmbeddedPostgresError(f"{Path(command[0]).name} failed: {result.stderr.strip() or result.stdout.strip()}")
+
+
+def resolve_database_url(settings: Settings) -> str:
+    """The configured database; only in development, without one, an embedded cluster under the data dir."""
+    if settings.database_url:
+        return settings.database_url
+    if settings.env != "development":
+        raise RuntimeError(f"PASSK_DATABASE_URL must be set outside development (PASSK_ENV={settings.env})")
+    root = Path(settings.data_dir).resolve()
+    url = EmbeddedPostgres(root).start()
+    log.warning("using the embedded development PostgreSQL under %s", root / "pgdata")
+    return url

@@ -8,12 +8,11 @@ import uuid
 from service.auth import repository
 from service.auth.keys import SCOPES
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.embedded_postgres import resolve_database_url
 from service.settings import Settings
 
 
 def _sessions(settings: Settings):  # noqa: ANN202  (a sessionmaker)
-    from service.cli.operators import resolve_database_url
-
     return make_sync_sessionmaker(make_sync_engine(resolve_database_url(settings)))
 
 

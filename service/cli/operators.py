@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import subprocess
 import sys
@@ -11,23 +10,8 @@ from pathlib import Path
 
 import httpx
 
+from service.embedded_postgres import resolve_database_url
 from service.settings import Settings
-
-log = logging.getLogger(__name__)
-
-
-def resolve_database_url(settings: Settings) -> str:
-    """The configured database, or in development an embedded cluster under the data dir."""
-    if settings.database_url:
-        return settings.database_url
-    if settings.env == "production":
-        raise SystemExit("PASSK_DATABASE_URL is required in production")
-    from service.embedded_postgres import EmbeddedPostgres
-
-    root = Path(settings.data_dir).resolve()
-    url = EmbeddedPostgres(root).start()
-    log.warning("using the embedded development PostgreSQL under %s", root / "pgdata")
-    return url
 
 
 def cmd_migrate(settings: Settings, _args: argparse.Namespace) -> int:

@@ -14,8 +14,6 @@ import docker
 import httpx
 import psycopg
 import pytest
-from alembic import command
-from alembic.config import Config
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
@@ -30,9 +28,8 @@ from service.auth.repository import create_key
 from service.database import make_async_engine
 from service.dependencies import get_session
 from service.embedded_postgres import EmbeddedPostgres
+from service.localstack import create_database
 from service.settings import Settings
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _admin_conninfo(url: str) -> str:
@@ -50,19 +47,11 @@ def database_url() -> Iterator[str]:
     if not base_url:
         server = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="passk-test-pg-")))
         base_url = server.start()
-    name = f"passk_test_{secrets.token_hex(6)}"
     try:
-        with psycopg.connect(_admin_conninfo(base_url), autocommit=True) as admin:
-            admin.execute(f'CREATE DATABASE "{name}"')
-        url = make_url(base_url).set(database=name).render_as_string(hide_password=False)
-        cfg = Config(str(REPO / "alembic.ini"))
-        cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
-        cfg.attributes["configure_logging"] = False
-        cfg.set_main_option("path_separator", "os")  # silences alembic's legacy-splitting warning
-        command.upgrade(cfg, "head")
+        url = create_database(base_url, "passk_test")
         yield url
         with psycopg.connect(_admin_conninfo(base_url), autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
     finally:
         if server is not None:
             server.stop()

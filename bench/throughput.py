@@ -80,16 +80,8 @@ def run_passk(stack: LocalStack, problems: dict, samples: list[dict], name: str)
     run = wait_for_run(client, run["id"], timeout_s=3600, poll_s=0.2)
     elapsed = time.perf_counter() - started
     assert run["status"] == "completed", run
-    rows: list[dict] = []
-    cursor = None
-    while True:
-        page = client.get(f"/v1/runs/{run['id']}/samples", params={"limit": 1000, **({"cursor": cursor} if cursor else {})}).json()
-        rows.extend(page["items"])
-        cursor = page.get("next_cursor")
-        if not cursor:
-            break
-    rows.sort(key=lambda r: r["id"])
-    return elapsed, rows
+    with stack.passk_client() as passk:
+        return elapsed, list(passk.iter_samples(run["id"]))  # in submission order
 
 
 def compare(name: str, stack: LocalStack, problems: dict, samples: list[dict], workdir: Path) -> None:

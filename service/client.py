@@ -289,6 +289,17 @@ class PasskClient:
         """Paired comparison, candidate minus base (GET /v1/compare)."""
         return self._json("GET", "/v1/compare", params={"base": base, "candidate": candidate, "k": _ks(ks), **params})
 
+    def status(self) -> dict[str, Any]:
+        """GET /v1/status: queue depth, sandbox errors, runs by status, live workers."""
+        return self._json("GET", "/v1/status")
+
+    def prometheus(self) -> str:
+        """GET /metrics: the same figures, per worker too, in Prometheus' text format."""
+        response = self._request("GET", "/metrics")
+        if response.status_code >= 400:
+            raise self._error(response)
+        return response.text
+
 
 def _ks(ks: Sequence[int]) -> str:
     return ",".join(str(k) for k in ks)

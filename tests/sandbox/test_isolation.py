@@ -10,7 +10,7 @@ import time
 
 import docker
 
-from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX, sweep
+from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX, pid_space, sweep
 from sandbox.executor import Sandbox
 from sandbox.verdicts import Verdict
 from tests.sandbox.programs import run_many, run_one
@@ -250,14 +250,18 @@ def test_containers_are_labelled_removed_and_swept(sandbox: Sandbox, docker_clie
 def test_sweep_removes_a_dead_workers_unstarted_container_at_once(docker_client: docker.DockerClient, sandbox_image: str) -> None:
     gone = subprocess.Popen(["true"])
     gone.wait()  # a pid that no longer runs
-    labels = {LABEL_ROLE: ROLE_SANDBOX, LABEL_OWNER: f"{socket.gethostname()}-{gone.pid}-abc123", "passk.created": str(int(time.time()))}
+    labels = {LABEL_ROLE: ROLE_SANDBOX, LABEL_OWNER: f"{pid_space()}-{gone.pid}-abc123", "passk.created": str(int(time.time()))}
     orphan = docker_client.containers.create(sandbox_image, labels=labels)
-    live = docker_client.containers.create(
-        sandbox_image, labels={**labels, LABEL_OWNER: f"{socket.gethostname()}-{os.getpid()}-abc123"}
+    live = docker_client.containers.create(sandbox_image, labels={**labels, LABEL_OWNER: f"{pid_space()}-{os.getpid()}-abc123"})
+    # Same hostname, other PID namespace (a containerised worker on the host network): its pid says nothing here.
+    elsewhere = docker_client.containers.create(
+        sandbox_image, labels={**labels, LABEL_OWNER: f"{socket.gethostname()}.pidns1-{gone.pid}-abc123"}
     )
     try:
         sweep(docker_client, max_age_s=3600)
         assert not docker_client.containers.list(all=True, filters={"id": orphan.id})
         assert docker_client.containers.list(all=True, filters={"id": live.id})  # its owner may still start it
+        assert docker_client.containers.list(all=True, filters={"id": elsewhere.id})
     finally:
         live.remove(force=True)
+        elsewhere.remove(force=True)

@@ -8,6 +8,7 @@ failures end as `sandbox_error`, never as a verdict against the program.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
@@ -29,12 +30,19 @@ log = logging.getLogger(__name__)
 HOST_GRACE_S = 5.0
 
 
+def library_id(source: str) -> str:
+    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 @dataclass(frozen=True)
 class Job:
     id: str
     program: str
     time_limit_s: float
     memory_bytes: int
+    # Trusted code run before the program in the same namespace (passk's judges). Sent once per
+    # frame and compiled once per container, instead of being part of every program's text.
+    library: str | None = None
 
 
 @dataclass
@@ -168,12 +176,18 @@ class Sandbox:
     def _converse(self, container: SandboxContainer, batch: list[Job], outcomes: dict[str, Outcome]) -> bool:
         """Send one frame and collect results until batch_done (False) or retire (True)."""
         cfg = self.settings
+        libraries = {library_id(job.library): job.library for job in batch if job.library is not None}
         container.send_frame(
             {
                 "jobs": [
-                    {"id": job.id, "program": job.program, "time_limit_s": job.time_limit_s, "memory_bytes": job.memory_bytes}
+                    {
+                        "id": job.id, "program": job.program, "time_limit_s": job.time_limit_s,
+                        "memory_bytes": job.memory_bytes,
+                        "library": library_id(job.library) if job.library is not None else None,
+                    }
                     for job in batch
                 ],
+                "libraries": libraries,
                 "scratch_bytes": cfg.scratch_bytes,
                 "excerpt_bytes": cfg.excerpt_bytes,
                 "wall_factor": cfg.wall_factor,

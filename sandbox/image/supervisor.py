@@ -144,10 +144,10 @@ def harness(program: str, library: object, nonce: bytes) -> None:
     The pass report carries a nonce the program never needs to see; anything the
     program prints, any exit status it chooses, and any hook it installs cannot
     produce it. Functions are bound before the program runs so that it cannot
-    swap them out from under us. The limit of this design: the program shares
-    our interpreter, so code written against this harness (walking the stack to
-    our frame) could find the nonce. Closing that needs the tests in a separate
-    trusted process; README "Known limits" says so.
+    swap them out from under us. Code that shares this interpreter could still
+    walk the stack to our frame and find the nonce; that is why passk's judges
+    (the `library`) run candidates in a child process of their own, which has
+    a copy of the nonce but no descriptor to report it on.
     """
     write, exit_now, flush_std, is_instance = os.write, os._exit, _flush_std, isinstance
     # Bound now: the program may rebind builtins such as AssertionError before it fails.

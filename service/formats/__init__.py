@@ -1,13 +1,16 @@
 """Problem formats: how each kind of problem becomes a self-checking program, and how rows load.
 
-| format      | from                              | the program                                             |
-|-------------|-----------------------------------|---------------------------------------------------------|
-| `humaneval` | HumanEval rows                    | prompt + completion + test + `check(entry_point)`       |
-| `mbpp`      | MBPP rows (`text`, `test_list`)   | test_setup_code + completion + the assert statements    |
-| `stdio`     | APPS, CodeContests, LiveCodeBench | the driver feeds each case on stdin, compares stdout    |
-| `call`      | APPS `fn_name`, LiveCodeBench     | the driver calls `fn_name(*input)`, compares the result |
+| format      | from                              | the program                                                     |
+|-------------|-----------------------------------|-----------------------------------------------------------------|
+| `humaneval` | HumanEval rows                    | judge: prompt + test + `check(entry_point)`; candidate: prompt + completion |
+| `mbpp`      | MBPP rows (`text`, `test_list`)   | judge: test_setup_code + the asserts; candidate: setup + completion |
+| `stdio`     | APPS, CodeContests, LiveCodeBench | the driver feeds each case on stdin, compares stdout            |
+| `call`      | APPS `fn_name`, LiveCodeBench     | the driver calls `fn_name(*input)`, compares the result         |
 
-Every program passes only by returning normally (see sandbox/image/supervisor.py).
+The candidate's code never runs in the process that judges it: trusted_tests.py
+(HumanEval, MBPP) calls it in a child process over a pipe, driver.py (stdio,
+call) runs each case in a child. Every program passes only by returning
+normally (see sandbox/image/supervisor.py).
 Comparison policies are documented in service/formats/compare.py.
 """
 

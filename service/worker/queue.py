@@ -91,8 +91,14 @@ def claim_batch(
         return []
     run_id, problem_id = rows[0].run_id, rows[0].problem_id
     context = session.execute(_CONTEXT, {"run_id": run_id, "problem_id": problem_id}).one()
+    # SKIP LOCKED: a cancel holds the run row, then waits for the samples this claim holds; waiting here
+    # for the run row would deadlock the two. Skipped, the run is marked running by a later claim (or is
+    # being cancelled, and the worker's cancel check releases these samples).
     session.execute(
-        text("UPDATE runs SET status = 'running', started_at = now() WHERE id = :run_id AND status = 'queued'"),
+        text(
+            "UPDATE runs SET status = 'running', started_at = now() WHERE id = "
+            "(SELECT id FROM runs WHERE id = :run_id AND status = 'queued' FOR UPDATE SKIP LOCKED)"
+        ),
         {"run_id": run_id},
     )
     time_limit = context.effective_time_limit_s or default_time_limit_s

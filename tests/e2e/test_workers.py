@@ -9,7 +9,11 @@ import docker
 import httpx
 import pytest
 
+from sqlalchemy import text
+
 from sandbox.container import LABEL_ROLE, ROLE_SANDBOX
+from service.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.worker import queue
 from tests.e2e.conftest import Stack, wait_for_run
 
 PROMPT = "def slow(x):\n"
@@ -91,3 +95,34 @@ def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
     # The dead worker's container ended with it and was swept: nothing labelled passk is left.
     leftovers = docker.from_env().containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"})
     assert leftovers == []
+
+
+def test_a_claim_never_waits_for_a_run_that_is_being_cancelled(stack: Stack) -> None:
+    """A cancel locks the run, then the run's queued samples; a claim locks samples, then the run.
+    If the claim waited for the run row, the two would deadlock."""
+    stack.stop_workers()
+    client = stack.client(timeout=60)
+    dataset_id = _dataset(client, "lock-order", problems=1)
+    run_id = client.post(
+        "/v1/runs", json={"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 1.0}, "samples": [
+            {"problem_id": "p0", "completion": "    return x * x\n"}] * 2},
+    ).json()["id"]
+    engine = make_sync_engine(stack.database_url)
+    try:
+        with engine.connect() as cancel:
+            cancel.execute(text("SELECT 1 FROM runs WHERE id = :id FOR UPDATE"), {"id": run_id})
+            with transaction(make_sync_sessionmaker(engine)) as session:
+                session.execute(text("SET LOCAL lock_timeout = '5s'"))  # the old claim fails here
+                claimed = queue.claim_batch(session, "lock-order-test", 10, 2.0, 3.0, 256, "sha256:test")
+            assert len(claimed) == 2
+            # The cancel goes on without waiting either: the claimed samples are no longer queued.
+            cancel.execute(text("SET LOCAL lock_timeout = '5s'"))
+            left = cancel.execute(
+                text("UPDATE samples SET state = 'cancelled' WHERE run_id = :id AND state = 'queued'"), {"id": run_id}
+            ).rowcount
+            assert left == 0
+            cancel.rollback()
+    finally:
+        engine.dispose()
+    # The claim's owner is gone: cancelled, its leased samples end `cancelled` when their lease expires.
+    assert client.delete(f"/v1/runs/{run_id}").status_code == 200

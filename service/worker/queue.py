@@ -117,7 +117,9 @@ def claim_batch(
                 memory_bytes=memory_bytes,
                 attempts=row.attempts,
                 library=program.library,
-                cache_key=cache_key(program.text, limit_s, memory_bytes, image_id, program.library) if context.use_cache else None,
+                cache_key=(
+                    cache_key(program.text, limit_s, memory_bytes, image_id, program.library) if context.use_cache else None
+                ),
             )
         )
     return claimed

@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
 PROJECT = "passkci"
 WORKERS = 3
+_PROJECT_LABEL = f"com.docker.compose.project={PROJECT}"
 
 
 def _compose_command() -> list[str]:
@@ -59,7 +60,8 @@ class Compose:
             [*self.base, *args], cwd=REPO, env=self.env, capture_output=True, text=True, timeout=timeout
         )
         if done.returncode != 0:
-            raise AssertionError(f"compose {' '.join(args)} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+            output = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+            raise AssertionError(f"compose {' '.join(args)} failed ({done.returncode}):\n{output}")
         return done.stdout
 
     def save_logs(self) -> None:
@@ -81,7 +83,8 @@ def compose(docker_client: docker.DockerClient, secrets_env: dict[str, str]) -> 
         cwd=REPO, check=True, capture_output=True, timeout=900,
     )
     port = _free_port()
-    stack = Compose({**secrets_env, "PASSK_BASE_IMAGE": ensure_local_base(docker_client), "PASSK_API_PUBLISH": f"127.0.0.1:{port}"})
+    base = ensure_local_base(docker_client)
+    stack = Compose({**secrets_env, "PASSK_BASE_IMAGE": base, "PASSK_API_PUBLISH": f"127.0.0.1:{port}"})
     stack("down", "-v", "--remove-orphans")  # a previous run killed before its teardown
     stack("build", timeout=1800)
     try:
@@ -90,14 +93,14 @@ def compose(docker_client: docker.DockerClient, secrets_env: dict[str, str]) -> 
     finally:
         stack.save_logs()
         # A worker container's hostname is its short id, which starts its sandboxes' owner label.
-        workers = {c.id[:12] for c in docker_client.containers.list(all=True, filters={"label": f"com.docker.compose.project={PROJECT}"})}
+        workers = {c.id[:12] for c in docker_client.containers.list(all=True, filters={"label": _PROJECT_LABEL})}
         stack("down", "-v", "--remove-orphans", "--timeout", "30")
     leftovers = [
         c.name for c in docker_client.containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"})
         if c.labels.get(LABEL_OWNER, "").split(".", 1)[0] in workers
     ]
     assert not leftovers, f"sandbox containers left behind by the composed workers: {leftovers}"
-    assert not docker_client.containers.list(all=True, filters={"label": f"com.docker.compose.project={PROJECT}"})
+    assert not docker_client.containers.list(all=True, filters={"label": _PROJECT_LABEL})
 
 
 def _wait_for(what: str, probe, timeout_s: float = 180):  # noqa: ANN001, ANN202
@@ -116,7 +119,7 @@ def _wait_for(what: str, probe, timeout_s: float = 180):  # noqa: ANN001, ANN202
 
 def _processed_if_all(client: PasskClient, total: int) -> dict[str, int] | None:
     """Samples recorded per live worker (from /metrics), once they add up to `total`."""
-    counts = {}
+    counts: dict[str, int] = {}
     for line in client.prometheus().splitlines():
         if line.startswith("passk_worker_processed_total{"):
             labels, _, value = line.rpartition(" ")
@@ -132,9 +135,7 @@ def _humaneval_slice(count: int) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_compose_stack_evaluates_a_run_with_three_workers(
-    compose: tuple[Compose, str], docker_client: docker.DockerClient, secrets_env: dict[str, str]
-) -> None:
+def test_compose_stack_evaluates_a_run_with_three_workers(compose: tuple[Compose, str]) -> None:
     stack, url = compose
     anonymous = PasskClient(url, api_key=None, timeout=30)
     _wait_for("GET /healthz answering", lambda: anonymous.health())
@@ -172,11 +173,14 @@ def test_compose_stack_evaluates_a_run_with_three_workers(
     assert sum(1 for count in processed.values() if count > 0) >= 2, processed
     assert client.status()["sandbox_errors"]["total"] == 0
 
+
 def test_compose_images_carry_no_secrets(compose: tuple[Compose, str], secrets_env: dict[str, str]) -> None:
     history = subprocess.run(
         ["docker", "history", "--no-trunc", "passk-service:latest"], capture_output=True, text=True, check=True
     ).stdout
-    config = subprocess.run(["docker", "image", "inspect", "passk-service:latest"], capture_output=True, text=True, check=True).stdout
+    config = subprocess.run(
+        ["docker", "image", "inspect", "passk-service:latest"], capture_output=True, text=True, check=True
+    ).stdout
     for value in secrets_env.values():
         assert value not in history and value not in config
     assert "PASSK_DB_PASSWORD" not in config and "PASSK_SECRET_KEY" not in config

@@ -100,6 +100,7 @@ class PasskClient:
         self.api_key = resolve_api_key(api_key, data_dir)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, transport=transport)
+        self._owns_http = True
 
     def __enter__(self) -> PasskClient:
         return self
@@ -107,8 +108,19 @@ class PasskClient:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
+    @classmethod
+    def over(cls, http: httpx.Client) -> PasskClient:
+        """A client that speaks through `http`, already pointed at the server and carrying its key;
+        closing this client leaves `http` open."""
+        client = cls.__new__(cls)
+        client.base_url = str(http.base_url).rstrip("/")
+        client.api_key = http.headers.get("authorization", "").removeprefix("Bearer ") or None
+        client._http, client._owns_http = http, False
+        return client
+
     def close(self) -> None:
-        self._http.close()
+        if self._owns_http:
+            self._http.close()
 
     # -- transport
 

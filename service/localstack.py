@@ -188,12 +188,5 @@ class LocalStack:
 
 
 def wait_for_run(client: httpx.Client, run_id: str, timeout_s: float = 600, poll_s: float = 0.5) -> dict:
-    """Poll GET /v1/runs/{id} until the run ends; returns the final run."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        run = client.get(f"/v1/runs/{run_id}").raise_for_status().json()
-        if run["status"] in {"completed", "failed", "cancelled"}:
-            return run
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"run {run_id} did not finish: {run}")
-        time.sleep(poll_s)
+    """PasskClient.wait for tests and benchmarks that hold a plain httpx client of the stack."""
+    return PasskClient.over(client).wait(run_id, poll_s=poll_s, timeout_s=timeout_s)

@@ -93,6 +93,9 @@ class SandboxContainer:
             tty=False,
             hostname="sandbox",
             log_config=LogConfig(type=LogConfig.types.NONE),
+            # PID 1 ignores SIGTERM by design (programs must not be able to stop it), and nothing in a
+            # sandbox needs a graceful end: `docker stop` (an operator, a compose down) kills at once.
+            stop_signal="SIGKILL",
         )
         attached = self.client.api.attach_socket(
             self.container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}

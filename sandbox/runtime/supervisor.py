@@ -17,9 +17,9 @@ for the whole process tree: orphans and grandchildren count), a wall-clock
 backstop, and the container's memory cgroup sized to the job's limit plus a
 small headroom, so memory holds for the whole tree too. When the judge ends,
 every process of both uids is killed, their System V IPC objects, POSIX
-message queues and files are removed, and the container is checked clean; a
-container that is not clean, or whose program hit a limit or crashed,
-retires. A pass needs the judge to write a per-job nonce on a private pipe;
+message queues and files are removed, and the container is checked clean: a
+container that is not clean retires, so every program starts in a container
+as clean as a new one, whatever the one before it did. A pass needs the judge to write a per-job nonce on a private pipe;
 candidates never hold the nonce.
 
 Protocol. stdin carries frames `<decimal length>\\n<JSON>`; a frame is
@@ -380,9 +380,11 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
             "leftover_processes": leftovers,
         }
     )
+    # A program that hit a limit or crashed no longer costs a container: what it left is gone (checked
+    # just above), so the next program starts as in a fresh one.
     retire = None
-    if result["verdict"] in ("timeout", "memory", "crashed", "sandbox_error"):
-        retire = f"program ended with {result['verdict']}"
+    if result["verdict"] == "sandbox_error":
+        retire = "sandbox error"
     elif leftovers:
         retire = "program left processes behind"
     elif not box.zygote_alive or candidates_alive is None:

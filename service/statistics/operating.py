@@ -26,7 +26,15 @@ from service.statistics.bootstrap import index_chunks, validate_options
 from service.statistics.intervals import sorted_quantiles
 
 __all__ = [
+    "CostAtK",
+    "CostSummary",
     "Figure",
+    "LatencySummary",
+    "OperatingSummary",
+    "SampleColumns",
+    "StepsSummary",
+    "TokenSummary",
+    "operating_summary",
     "PERCENTILES",
     "bootstrap_distribution",
     "figures_from_distribution",
@@ -210,3 +218,177 @@ def incremental_cost_per_success(
 def validate(resamples: int, confidence: float, seed: int) -> tuple[int, float, int]:
     resamples_, confidence_, seed_, _ = validate_options(resamples, confidence, seed)
     return resamples_, confidence_, seed_
+
+
+# ---- one run's operating figures ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SampleColumns:
+    """Per-sample values of one run's finished samples (sandbox errors excluded); NaN where not sent."""
+
+    problem: np.ndarray  # row (0..problems-1) of the sample's problem, as in the pass@k columns
+    passed: np.ndarray  # 1.0 passed, 0.0 any other model verdict
+    cost: np.ndarray
+    latency_ms: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    confidence: np.ndarray
+    steps: np.ndarray
+
+    @classmethod
+    def empty(cls) -> SampleColumns:
+        e = np.empty(0)
+        return cls(np.empty(0, dtype=np.intp), e, e, e, e, e, e, e)
+
+    def present(self, name: str) -> int:
+        return int(np.count_nonzero(~np.isnan(getattr(self, name))))
+
+
+@dataclass(frozen=True)
+class CostAtK:
+    k: int
+    per_problem: Figure  # k samples per problem: k x mean cost per sample
+    per_solved_problem: Figure  # k x mean cost / pass@k
+
+
+@dataclass(frozen=True)
+class CostSummary:
+    samples: int  # samples that carry a cost (the figures use only these)
+    passes: int  # passes among them
+    total: float
+    mean_per_sample: Figure
+    per_success: Figure  # total cost / passes
+    at_k: list[CostAtK]
+
+
+@dataclass(frozen=True)
+class LatencySummary:
+    samples: int
+    mean: float
+    p50: Figure
+    p95: Figure
+    p99: Figure
+
+
+@dataclass(frozen=True)
+class TokenSummary:
+    samples: int
+    total_input: float
+    total_output: float
+    mean_input: Figure | None  # None if no sample sent input_tokens
+    mean_output: Figure | None
+
+
+@dataclass(frozen=True)
+class StepsSummary:
+    samples: int
+    mean: Figure
+    per_success: Figure  # total steps / passes
+
+
+@dataclass(frozen=True)
+class OperatingSummary:
+    cost: CostSummary | None
+    latency: LatencySummary | None
+    tokens: TokenSummary | None
+    steps: StepsSummary | None
+
+
+def operating_summary(
+    columns: SampleColumns,
+    problems: int,
+    pass_at_k: np.ndarray,
+    ks: Sequence[int],
+    *,
+    resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> OperatingSummary:
+    """Cost, latency, token and step figures with intervals on pass@k's resampled problems.
+
+    pass_at_k: (problems x len(ks)) per-problem pass@k, the columns pass@k's bootstrap resamples.
+    """
+    resamples, confidence, seed = validate(resamples, confidence, seed)
+    at_k = np.asarray(pass_at_k, dtype=np.float64).reshape(problems, len(ks))
+    parts: list[tuple[str, Callable[[np.ndarray], np.ndarray], int]] = []
+    has = {name: columns.present(name) for name in ("cost", "latency_ms", "input_tokens", "output_tokens", "steps")}
+
+    if has["cost"]:
+        cost_sum, cost_n = problem_sums(columns.problem, columns.cost, problems)
+        with_cost = np.where(np.isnan(columns.cost), np.nan, columns.passed)
+        cost_pass, _ = problem_sums(columns.problem, with_cost, problems)
+        mean_cost = ratio_of_sums(cost_sum, cost_n)
+
+        def cost_columns(idx: np.ndarray) -> np.ndarray:
+            mean = mean_cost(idx)
+            per_success = ratio_of_sums(cost_sum, cost_pass)(idx)
+            pass_means = np.stack([np.take(at_k[:, j], idx).mean(axis=1) for j in range(len(ks))], axis=1)
+            k_arr = np.asarray(ks, dtype=np.float64)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                per_problem = mean[:, None] * k_arr
+                per_solved = per_problem / pass_means
+            return np.column_stack([mean, per_success, per_problem, per_solved])
+
+        parts.append(("cost", cost_columns, 2 + 2 * len(ks)))
+    if has["latency_ms"]:
+        pooled = PooledValues.of(columns.problem, columns.latency_ms)
+        parts.append(("latency", lambda idx: weighted_percentiles(pooled, idx, problems), len(PERCENTILES)))
+    token_names = [n for n in ("input_tokens", "output_tokens") if has[n]]
+    for name in token_names:
+        sums, counts = problem_sums(columns.problem, getattr(columns, name), problems)
+        parts.append((name, ratio_of_sums(sums, counts), 1))
+    if has["steps"]:
+        step_sum, step_n = problem_sums(columns.problem, columns.steps, problems)
+        with_steps = np.where(np.isnan(columns.steps), np.nan, columns.passed)
+        step_pass, _ = problem_sums(columns.problem, with_steps, problems)
+
+        def steps_columns(idx: np.ndarray) -> np.ndarray:
+            return np.column_stack([ratio_of_sums(step_sum, step_n)(idx), ratio_of_sums(step_sum, step_pass)(idx)])
+
+        parts.append(("steps", steps_columns, 2))
+    if not parts:
+        return OperatingSummary(None, None, None, None)
+
+    def statistic(idx: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.asarray(f(idx), dtype=np.float64).reshape(idx.shape[0], -1) for _, f, _ in parts])
+
+    estimate, distribution = bootstrap_distribution(problems, statistic, resamples=resamples, seed=seed)
+    by_name: dict[str, list[Figure]] = {}
+    start = 0
+    for name, _, width in parts:
+        undefined = {"cost": "no pass (or pass@k = 0)", "steps": "no pass"}.get(name, "no sample")
+        by_name[name] = figures_from_distribution(
+            estimate[start : start + width], distribution[:, start : start + width],
+            confidence=confidence, undefined=undefined,
+        )
+        start += width
+
+    cost = latency = tokens = steps = None
+    if "cost" in by_name:
+        f = by_name["cost"]
+        present = ~np.isnan(columns.cost)
+        cost = CostSummary(
+            samples=has["cost"],
+            passes=int(columns.passed[present].sum()),
+            total=float(columns.cost[present].sum()),
+            mean_per_sample=f[0],
+            per_success=f[1],
+            at_k=[CostAtK(k, f[2 + j], f[2 + len(ks) + j]) for j, k in enumerate(ks)],
+        )
+    if "latency" in by_name:
+        p50, p95, p99 = by_name["latency"]
+        values = columns.latency_ms[~np.isnan(columns.latency_ms)]
+        latency = LatencySummary(has["latency_ms"], float(values.mean()), p50, p95, p99)
+    if token_names:
+        total = {n: float(np.nansum(getattr(columns, n))) for n in token_names}
+        tokens = TokenSummary(
+            samples=max(has["input_tokens"], has["output_tokens"]),
+            total_input=total.get("input_tokens", 0.0),
+            total_output=total.get("output_tokens", 0.0),
+            mean_input=by_name["input_tokens"][0] if "input_tokens" in by_name else None,
+            mean_output=by_name["output_tokens"][0] if "output_tokens" in by_name else None,
+        )
+    if "steps" in by_name:
+        steps = StepsSummary(has["steps"], by_name["steps"][0], by_name["steps"][1])
+    return OperatingSummary(cost, latency, tokens, steps)

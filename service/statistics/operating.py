@@ -31,6 +31,9 @@ __all__ = [
     "Figure",
     "LatencySummary",
     "OperatingSummary",
+    "PAIRED_FIGURES",
+    "PairedFigure",
+    "paired_figures",
     "SampleColumns",
     "StepsSummary",
     "TokenSummary",
@@ -392,3 +395,78 @@ def operating_summary(
     if "steps" in by_name:
         steps = StepsSummary(has["steps"], by_name["steps"][0], by_name["steps"][1])
     return OperatingSummary(cost, latency, tokens, steps)
+
+
+# ---- two runs on the same problems ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairedFigure:
+    """One figure for both runs and candidate - base, candidate / base - 1, all on the same resampled problems."""
+
+    base: Figure
+    candidate: Figure
+    difference: Figure
+    relative_difference: Figure
+
+
+PAIRED_FIGURES: tuple[str, ...] = ("mean_cost_per_sample", "cost_per_success", "latency_p95_ms", "brier")
+
+
+def _figure_statistics(columns: SampleColumns, problems: int) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    out: dict[str, Callable[[np.ndarray], np.ndarray]] = {}
+    if columns.present("cost"):
+        cost_sum, cost_n = problem_sums(columns.problem, columns.cost, problems)
+        cost_pass, _ = problem_sums(columns.problem, np.where(np.isnan(columns.cost), np.nan, columns.passed), problems)
+        out["mean_cost_per_sample"] = ratio_of_sums(cost_sum, cost_n)
+        out["cost_per_success"] = ratio_of_sums(cost_sum, cost_pass)
+    if columns.present("latency_ms"):
+        pooled = PooledValues.of(columns.problem, columns.latency_ms)
+        out["latency_p95_ms"] = lambda idx: weighted_percentiles(pooled, idx, problems, (0.95,))[:, 0]
+    if columns.present("confidence"):
+        squared = np.where(np.isnan(columns.confidence), np.nan, (columns.confidence - columns.passed) ** 2)
+        sums, counts = problem_sums(columns.problem, squared, problems)
+        out["brier"] = ratio_of_sums(sums, counts)
+    return out
+
+
+def paired_figures(
+    base: SampleColumns,
+    candidate: SampleColumns,
+    problems: int,
+    *,
+    resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, PairedFigure]:
+    """Paired bootstrap of cost and latency figures; rows of both runs are the same problems.
+
+    Only figures both runs carry are compared. Each resample draws one set of problems for both
+    runs (pass@k's own index matrix for this seed), so the difference is paired.
+    """
+    resamples, confidence, seed = validate(resamples, confidence, seed)
+    stats_b = _figure_statistics(base, problems)
+    stats_c = _figure_statistics(candidate, problems)
+    names = [name for name in PAIRED_FIGURES if name in stats_b and name in stats_c]
+    if not names:
+        return {}
+
+    def statistic(idx: np.ndarray) -> np.ndarray:
+        blocks = []
+        for name in names:
+            b = stats_b[name](idx)
+            c = stats_c[name](idx)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                blocks.append(np.column_stack([b, c, c - b, c / b - 1.0]))
+        return np.hstack(blocks)
+
+    estimate, distribution = bootstrap_distribution(problems, statistic, resamples=resamples, seed=seed)
+    out: dict[str, PairedFigure] = {}
+    for i, name in enumerate(names):
+        undefined = "no pass" if name == "cost_per_success" else "no value"
+        figures = figures_from_distribution(
+            estimate[4 * i : 4 * i + 4], distribution[:, 4 * i : 4 * i + 4], confidence=confidence,
+            undefined=undefined,
+        )
+        out[name] = PairedFigure(*figures)
+    return out

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from service.metrics.schemas import FigureOut, IntervalMethod, IntervalOut
+from service.release.schemas import ReleaseEvaluation
 from service.runs.schemas import RunStatus
 
 
@@ -163,3 +164,6 @@ class Comparison(BaseModel):
         "costs (seed 004: $0.019 / 0.04 = $0.475). Null without costs or without a pass@1 difference.",
     )
     warnings: list[str] = Field(description="E.g. differing sampling metadata: read the difference with that in mind.")
+    release: ReleaseEvaluation | None = Field(
+        None, description="With `rule`: the release rule's verdict on this comparison, clause by clause."
+    )

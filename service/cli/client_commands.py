@@ -246,7 +246,8 @@ def render_comparison(report: dict[str, Any]) -> str:
                 str(metric["k"]),
                 _interval(metric.get("base")),
                 _interval(metric.get("candidate")),
-                f"{diff['estimate'] * 100:+.2f} pts [{diff['ci_low'] * 100:+.2f}, {diff['ci_high'] * 100:+.2f}]",
+                f"{diff['estimate'] * 100:+.2f} pts"
+                + (f" [{diff['ci_low'] * 100:+.2f}, {diff['ci_high'] * 100:+.2f}]" if diff["ci_low"] is not None else ""),
                 f"{metric['p_value']:.3g}",
             ]
         )

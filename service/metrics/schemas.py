@@ -28,8 +28,8 @@ class IntervalOut(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [_INTERVAL_EXAMPLE]})
 
     estimate: float = Field(description="Mean over problems of the unbiased per-problem estimate.")
-    ci_low: float
-    ci_high: float
+    ci_low: float | None = Field(description="Null when no interval exists (one problem, or every problem has the same value).")
+    ci_high: float | None
     confidence: float
     standard_error: float = Field(description="CLT standard error: standard deviation over problems / sqrt(problems).")
     method: str = Field(description="Interval method asked for: a bootstrap over problems (the sampling unit).")

@@ -100,6 +100,8 @@ def coverage(
             seed=derive_seed(seed, f"repetition:{repetition}"),
         )
         for j, (interval, truth) in enumerate(zip(intervals, truths, strict=True)):
+            if interval.ci_low is None or interval.ci_high is None:
+                continue  # no interval (every problem scored alike): counted as a miss on neither side
             covered[j] += interval.ci_low <= truth <= interval.ci_high
             low_misses[j] += interval.ci_high < truth
             high_misses[j] += interval.ci_low > truth

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query
 
 from service.compare import service as compare_service
 from service.compare.schemas import Comparison
+from service.datasets.schemas import StorableStr
 from service.dependencies import SessionDep, openapi_422, openapi_error
 from service.metrics.schemas import IntervalMethod
 from service.metrics.service import parse_ks
@@ -72,7 +73,7 @@ async def compare(
     ] = 10_000,
     items_limit: Annotated[int, Query(ge=0, le=MAX_ITEMS, description="Per-problem items returned")] = 1000,
     rule: Annotated[
-        str | None,
+        StorableStr | None,
         Query(
             max_length=300,
             description="A release rule (name or id): adds its verdict as `release`; the rule's confidence "

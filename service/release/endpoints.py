@@ -5,9 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, Path, Query, Response, status
 
 from service.compare.service import CompareOptions
+from service.datasets.schemas import StorableStr
 from service.dependencies import SessionDep, openapi_error
 from service.release import service as release_service
 from service.release.schemas import ReleaseEvaluation, ReleaseRuleCreate, ReleaseRuleList, ReleaseRuleRead
@@ -18,6 +19,7 @@ router = APIRouter(prefix="/v1/release-rules", tags=["release rules"])
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: openapi_error("No such rule", {"detail": "release rule 'ship-gate-v1' not found"})
 }
+RuleRef = Annotated[StorableStr, Path(max_length=300, description="The rule's name or id")]
 
 
 @router.post(
@@ -31,7 +33,10 @@ _NOT_FOUND: dict[int | str, dict[str, Any]] = {
         "own value). Its `created_at` is kept, so a verdict can show that the rule predates the run. The same "
         "name with the same content again returns the stored rule (200); other content under a taken name is a 409."
     ),
-    responses={409: openapi_error("The name is taken by another rule", {"detail": "release rule 'x' already exists"})},
+    responses={
+        200: {"description": "The same rule was stored before: the stored one", "model": ReleaseRuleRead},
+        409: openapi_error("The name is taken by another rule", {"detail": "release rule 'x' already exists"}),
+    },
 )
 async def create_rule(body: ReleaseRuleCreate, session: SessionDep, response: Response) -> ReleaseRuleRead:
     created, rule = await release_service.create(session, body)
@@ -46,7 +51,7 @@ async def list_rules(session: SessionDep) -> ReleaseRuleList:
 
 
 @router.get("/{rule}", response_model=ReleaseRuleRead, summary="One release rule, by name or id", responses=_NOT_FOUND)
-async def get_rule(rule: str, session: SessionDep) -> ReleaseRuleRead:
+async def get_rule(rule: RuleRef, session: SessionDep) -> ReleaseRuleRead:
     return await release_service.get(session, rule)
 
 
@@ -60,10 +65,13 @@ async def get_rule(rule: str, session: SessionDep) -> ReleaseRuleRead:
         "threshold, fails when the whole interval is beyond it, and otherwise there is not enough data. The rule "
         "passes when every clause passes and fails when any clause fails. For CI: `passk gate`."
     ),
-    responses=_NOT_FOUND,
+    responses={
+        404: openapi_error("No such rule or run", {"detail": "release rule 'ship-gate-v1' not found"}),
+        409: openapi_error("No shared problem has finished in both runs yet", {"detail": "nothing to compare"}),
+    },
 )
 async def evaluate_rule(
-    rule: str,
+    rule: RuleRef,
     session: SessionDep,
     base: Annotated[uuid.UUID, Query(description="The reference run")],
     candidate: Annotated[uuid.UUID, Query(description="The run that would ship")],

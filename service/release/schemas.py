@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
 
-from service.datasets.schemas import Key
+from service.datasets.schemas import Key, StorableStr
 from service.statistics.release import ReleaseVerdict
 
 
@@ -83,7 +83,7 @@ class ReleaseRuleCreate(BaseModel):
     )
 
     name: Key = Field(description="Unique; a rule is never changed once stored (store a new name instead).")
-    description: Annotated[str, Field(max_length=2000)] | None = None
+    description: Annotated[StorableStr, Field(max_length=2000)] | None = None
     confidence: float = Field(0.95, gt=0, lt=1, description="Of the intervals the clauses are judged on.")
     clauses: list[Clause] = Field(min_length=1, max_length=20)
 

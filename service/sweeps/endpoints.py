@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from service.dependencies import InvalidInput, SessionDep
+from service.dependencies import InvalidInput, SessionDep, openapi_error
 from service.metrics.schemas import IntervalMethod
 from service.metrics.service import parse_ks
 from service.statistics import MAX_RESAMPLES
@@ -27,6 +27,10 @@ router = APIRouter(prefix="/v1/sweeps", tags=["sweeps"])
         "the response gives the best temperature, the share of resamples in which each run is best, the paired "
         "margin to the runner-up with its interval, and the envelope (max over temperatures) with its interval."
     ),
+    responses={
+        404: openapi_error("A run does not exist", {"detail": "run 0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b not found"}),
+        409: openapi_error("No problem has finished in every run yet", {"detail": "nothing to compare"}),
+    },
 )
 async def get_sweep(
     session: SessionDep,

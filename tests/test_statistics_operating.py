@@ -227,3 +227,22 @@ def test_release_clause_verdicts() -> None:
     assert combine([ReleaseVerdict.PASS, ReleaseVerdict.NOT_ENOUGH_DATA]) is ReleaseVerdict.NOT_ENOUGH_DATA
     assert combine([ReleaseVerdict.NOT_ENOUGH_DATA, ReleaseVerdict.FAIL]) is ReleaseVerdict.FAIL
     assert combine([ReleaseVerdict.PASS] * 3) is ReleaseVerdict.PASS
+
+
+def test_the_rank_grid_for_large_pools_gives_the_same_percentiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Large pools go through a grid of ranks and one bracket per row; it must equal the direct walk exactly,
+    # ties included, for every percentile level.
+    from service.statistics import operating
+
+    rng = np.random.default_rng(6)
+    for problems, samples in ((60, 30), (400, 50)):
+        row = np.repeat(np.arange(problems), samples)
+        latency = rng.integers(0, 300, problems * samples).astype(float)  # many ties
+        idx = rng.integers(0, problems, size=(150, problems))
+        levels = (0.0001, 0.5, 0.95, 0.99, 1.0)
+        monkeypatch.setattr(operating, "_DIRECT_SAMPLES", 10**9)
+        direct = weighted_percentiles(PooledValues.of(row, latency), idx, problems, levels)
+        monkeypatch.setattr(operating, "_DIRECT_SAMPLES", 0)
+        pooled = PooledValues.of(row, latency)
+        assert pooled.grid(problems) is not None
+        np.testing.assert_array_equal(weighted_percentiles(pooled, idx, problems, levels), direct)

@@ -169,7 +169,8 @@ def _interval(interval: dict[str, Any] | None) -> str:
     if not interval:
         return "-"
     low, high = interval.get("ci_low"), interval.get("ci_high")
-    bounds = f" [{low:.2%}, {high:.2%}]" if low is not None and high is not None else ""
+    # null bounds: one problem, or every problem scored alike (the API gives the reason)
+    bounds = f" [{low:.2%}, {high:.2%}]" if low is not None and high is not None else " [no interval]"
     return f"{interval['estimate']:.2%}{bounds}"
 
 

@@ -75,9 +75,9 @@ def gate(stack: Stack, client: httpx.Client) -> dict[str, Any]:
     dataset = client.post("/v1/datasets", json={"name": "gate-e2e", "problems": problems}).json()
     base_out = [int(o) for o in rng.random(PROBLEMS) < 0.6]
 
-    def submit(model: str, outcomes: list[int]) -> dict[str, Any]:
-        body = {"dataset_id": dataset["id"], "model": model, "sampling": {"temperature": 0.2}, "currency": "USD",
-                "samples": _samples(keys, outcomes, rng)}
+    def submit(model: str, outcomes: list[int], temperature: float = 0.2) -> dict[str, Any]:
+        body = {"dataset_id": dataset["id"], "model": model, "sampling": {"temperature": temperature},
+                "currency": "USD", "samples": _samples(keys, outcomes, rng)}
         response = client.post("/v1/runs", json=body)
         assert response.status_code == 202, response.text
         return response.json()
@@ -91,9 +91,11 @@ def gate(stack: Stack, client: httpx.Client) -> dict[str, Any]:
         "fail": submit("model-b-worse", _flip(base_out, 0, 15)),
         "not_enough_data": submit("model-b-same", _flip(base_out, 2, 2)),
     }
+    # The base model at two more temperatures: a sweep for its run page.
+    sweep = [submit("model-a", _flip(base_out, 0, 8), 0.8), submit("model-a", _flip(base_out, 0, 16), 1.2)]
     stack.start_worker(concurrency=2)
     try:
-        runs = [wait_for_run(client, run["id"]) for run in (base, *candidates.values())]
+        runs = [wait_for_run(client, run["id"]) for run in (base, *candidates.values(), *sweep)]
     finally:
         stack.stop_workers()
     assert all(run["status"] == "completed" for run in runs), runs
@@ -137,6 +139,11 @@ def test_run_page_cost_latency_and_reliability_diagram(
     expect(page.locator("#reliability-diagram svg line.diagonal")).to_have_count(1)
     expect(page.locator("#cal-ece")).to_have_text(f"{metrics['calibration']['ece_equal_width']:.3g}")
     p95 = metrics["latency"]["p95_ms"]["estimate"]
+    # the same model at 0.2, 0.8 and 1.2: the sweep panel, one curve per temperature, best is T=0.2 at k = 1
+    expect(page.locator("#sweep-panel")).to_be_visible(timeout=30_000)
+    expect(page.locator("#sweep-chart path.curve-line")).to_have_count(3)
+    expect(page.locator("#sweep-chart .legend")).to_contain_text("T=0.2 (this run)")
+    expect(page.locator("#sweep-best tbody tr").first).to_contain_text("T=0.2")
     expect(page.locator("#stat-latency-p95 .value")).to_have_text(f"{p95 / 1000:.2f} s" if p95 >= 1000 else f"{p95:.0f} ms")
     shot(page, "run-calibration")
     assert not errors, errors

@@ -1,8 +1,8 @@
 // Run page panels for what the samples carried besides their verdicts: cost, latency, tokens and
 // calibration (GET /v1/runs/{id}/metrics; every interval on the same resampled problems as pass@k).
 // Shown only where the data exist; loaded once the run has finished problems.
-import { api, boot, clear, h, num } from "./common.js";
-import { s } from "./charts.js";
+import { ApiError, api, boot, clear, h, num, pct } from "./common.js";
+import { curveChart, s } from "./charts.js";
 import { figureText, fmt, ms } from "./figures-format.js";
 
 const { run_id: runId } = boot();
@@ -98,6 +98,75 @@ function render(m) {
   panel.hidden = false;
 }
 
+// ---------- temperature sweep: this model's completed runs on this dataset at other temperatures ----------
+
+const SWEEP_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#ff9da6", "#9d755d"];
+const MAX_SWEEP_RUNS = 8;
+
+export function sweepKs(nMin) {
+  if (nMin <= 32) return Array.from({ length: nMin }, (_, i) => i + 1);
+  const ks = new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  for (let i = 1; i <= 15; i++) ks.add(Math.round(Math.exp(Math.log(10) + (i / 15) * Math.log(nMin / 10))));
+  ks.add(nMin);
+  return [...ks].filter((k) => k <= nMin).sort((a, b) => a - b);
+}
+
+/** Values at every k = 1..kmax, linear between the computed grid points (the dots are the exact ones). */
+function filled(points, kmax) {
+  const out = [];
+  for (let k = 1; k <= kmax; k++) {
+    const after = points.findIndex((p) => p.k >= k);
+    const b = points[after];
+    if (b.k === k || after === 0) { out.push(b.v); continue; }
+    const a = points[after - 1];
+    out.push(a.v + ((b.v - a.v) * (k - a.k)) / (b.k - a.k));
+  }
+  return out;
+}
+
+async function loadSweep(m) {
+  const run = await api(`/v1/runs/${runId}`);
+  const list = await api("/v1/runs", { params: { dataset_id: run.dataset_id, model: run.model, limit: 100 } });
+  const done = list.items.filter((r) => r.status === "completed" && typeof (r.sampling || {}).temperature === "number");
+  const others = done.filter((r) => r.id !== runId).slice(0, MAX_SWEEP_RUNS - 1);
+  if (!done.some((r) => r.id === runId) || !others.length) return;
+  if (new Set([run, ...others].map((r) => r.sampling.temperature)).size < 2) return;
+  const ids = [runId, ...others.map((r) => r.id)].join(",");
+  let sweep;
+  try {
+    sweep = await api("/v1/sweeps", { params: { runs: ids, k: sweepKs(m.n_min || 1).join(","), resamples: RESAMPLES } });
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 422) return;
+    sweep = await api("/v1/sweeps", { params: { runs: ids, k: 1, resamples: RESAMPLES } }); // another run has fewer samples
+  }
+  const kmax = Math.max(...sweep.ks);
+  const series = sweep.runs.map((r, i) => ({
+    key: r.run_id,
+    label: `T=${r.temperature}${r.run_id === runId ? " (this run)" : ""}`,
+    color: SWEEP_COLORS[i % SWEEP_COLORS.length],
+    values: filled(r.curve.map((p) => ({ k: p.k, v: p.pass_at_k.estimate })), kmax),
+    band: r.curve.map((p) => ({ k: p.k, lo: p.pass_at_k.ci_low ?? p.pass_at_k.estimate, hi: p.pass_at_k.ci_high ?? p.pass_at_k.estimate })),
+  }));
+  const chart = h("div", { id: "sweep-chart", class: "chart chart-tall" });
+  const byRun = new Map(sweep.runs.map((r, i) => [r.run_id, i]));
+  const shown = sweep.best.filter((b) => b.k === 1 || b.k === kmax || [5, 10, 100].includes(b.k));
+  const table = h("table", { class: "data", id: "sweep-best" },
+    h("thead", {}, h("tr", {}, h("th", { class: "num" }, "k"), h("th", {}, "best temperature"), h("th", { class: "num" }, "chance it is best"),
+      h("th", { class: "num" }, "margin over runner-up"), h("th", { class: "num" }, "envelope (best pass@k)"))),
+    h("tbody", {}, shown.map((b) => h("tr", {},
+      h("td", { class: "num" }, b.k),
+      h("td", {}, `T=${b.best_temperature}`),
+      h("td", { class: "num" }, pct(b.probability_best[byRun.get(b.best_run_id)])),
+      h("td", { class: "num mono" }, `${pct(b.margin)} [${pct(b.margin_ci_low)}, ${pct(b.margin_ci_high)}]`),
+      h("td", { class: "num mono" }, `${pct(b.envelope)} [${pct(b.envelope_ci_low)}, ${pct(b.envelope_ci_high)}]`)))));
+  const panel = el("sweep-panel");
+  clear(panel,
+    h("h2", {}, `Temperature sweep: ${run.model} `, h("span", { class: "muted small" }, `${sweep.runs.length} runs on ${num(sweep.problems)} shared problems; each temperature is its own curve, never pooled`)),
+    chart, table, sweep.warnings.length ? h("p", { class: "note" }, sweep.warnings.join(" · ")) : null);
+  panel.hidden = false;
+  curveChart(chart, { kmax, series, title: "pass@k by temperature" });
+}
+
 async function load() {
   let m;
   try {
@@ -106,6 +175,7 @@ async function load() {
     m = null;
   }
   if (m && m.problems > 0) render(m);
+  if (m && !m.partial && m.status === "completed") loadSweep(m).catch((error) => console.warn(error));
   if (!m || m.partial || !["completed", "failed", "cancelled"].includes(m.status)) setTimeout(load, RETRY_MS);
 }
 

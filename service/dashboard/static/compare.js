@@ -164,7 +164,7 @@ async function compare(runs) {
       h("div", { class: "table-head" }, h("h2", {}, "Wins and losses by problem ",
         report.per_problem.items_truncated ? h("span", { class: "muted small" }, `(first ${num(pp.items.length)} of ${num(report.per_problem.items_total)})`) : null), pp.controls),
       pp.table, pp.pager));
-  forestPlot(forest, report.metrics.map((m) => ({ label: `pass@${m.k}`, estimate: m.difference.estimate, lo: m.difference.ci_low, hi: m.difference.ci_high })));
+  forestPlot(forest, report.metrics.map((m) => ({ label: `pass@${m.k}`, estimate: m.difference.estimate, lo: m.difference.ci_low ?? m.difference.estimate, hi: m.difference.ci_high ?? m.difference.estimate })));
   scatterPlot(scatter, pp.items.map((it) => ({
     x: it.base, y: it.candidate, cls: it.delta > 0 ? "win" : it.delta < 0 ? "loss" : "tie",
     title: `${it.problem_id}: ${pct(it.base)} → ${pct(it.candidate)}`,

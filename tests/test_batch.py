@@ -7,7 +7,7 @@ import uuid
 from sandbox.executor import Job, Outcome
 from sandbox.verdicts import Verdict
 from service.worker.batch import execute_batch
-from service.worker.queue import ClaimedSample, cache_key
+from service.worker.queue import ClaimedSample, cache_key, cacheable, wall_timeout
 
 RUN = uuid.uuid4()
 
@@ -67,6 +67,17 @@ def test_only_wall_clock_timeouts_are_rerun_alone() -> None:
     assert rec.alone == ["w"]
     assert result.rerun_ids == {1, 3}  # the follower shares its leader's re-run verdict
     assert result.outcomes[0].verdict is Verdict.PASSED and result.outcomes[1].verdict is Verdict.TIMEOUT
+
+
+def test_one_rule_says_which_timeouts_depend_on_load() -> None:
+    assert wall_timeout(Outcome("1", Verdict.TIMEOUT, timeout_kind="wall"))
+    assert wall_timeout(Outcome("1", Verdict.TIMEOUT))  # unknown kind: treated as possibly load
+    assert not wall_timeout(Outcome("1", Verdict.TIMEOUT, timeout_kind="cpu"))
+    assert not wall_timeout(Outcome("1", Verdict.PASSED))
+    # The cache follows the same rule: what a re-run may overturn is never stored.
+    assert not cacheable(Outcome("1", Verdict.TIMEOUT, timeout_kind="wall"))
+    assert cacheable(Outcome("1", Verdict.TIMEOUT, timeout_kind="cpu"))
+    assert not cacheable(Outcome("1", Verdict.SANDBOX_ERROR))
 
 
 def test_cache_key_covers_everything_that_decides_a_verdict() -> None:

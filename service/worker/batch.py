@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from sandbox.executor import Job, Outcome
 from sandbox.verdicts import Verdict
-from service.worker.queue import ClaimedSample
+from service.worker.queue import ClaimedSample, wall_timeout
 
 
 @dataclass
@@ -19,11 +19,6 @@ class BatchResult:
     cached_ids: set[int] = field(default_factory=set)
     rerun_ids: set[int] = field(default_factory=set)
     executed: int = 0
-
-
-def needs_rerun(outcome: Outcome) -> bool:
-    # A CPU-time timeout measures the program itself; a wall-clock one may only measure the machine's load.
-    return outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind != "cpu"
 
 
 def execute_batch(
@@ -51,7 +46,7 @@ def execute_batch(
 
     jobs = [Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes, s.library) for s in to_run]
     for job, outcome in zip(jobs, run_jobs(jobs) if jobs else [], strict=True):
-        if needs_rerun(outcome):
+        if wall_timeout(outcome):
             outcome = run_alone(job)
             result.rerun_ids.add(int(job.id))
         by_sample[int(job.id)] = outcome

@@ -149,11 +149,17 @@ def lookup_cache(session: Session, keys: Iterable[str]) -> dict[str, Outcome]:
     }
 
 
+def wall_timeout(outcome: Outcome) -> bool:
+    """The one rule for a load-dependent timeout: re-run before it is final, and never cached.
+
+    A CPU-time timeout measures the program itself; a wall-clock one may only measure the machine's load.
+    """
+    return outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind != "cpu"
+
+
 def cacheable(outcome: Outcome) -> bool:
     # Our failures and load-dependent wall-clock timeouts say nothing lasting about the program.
-    if outcome.verdict is Verdict.SANDBOX_ERROR:
-        return False
-    return not (outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind != "cpu")
+    return outcome.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(outcome)
 
 
 def _store_cache(session: Session, entries: dict[str, Outcome]) -> None:

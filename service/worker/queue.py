@@ -287,6 +287,26 @@ def release_cancelled(session: Session, owner: str, sample_ids: Collection[int])
     return session.execute(_RELEASE_CANCELLED, {"ids": sorted(sample_ids), "owner": owner}).rowcount
 
 
+def requeue(session: Session, owner: str, sample_ids: Collection[int]) -> int:
+    """Leased samples this worker gives back unrun (it is stopping): queued again, the attempt not counted."""
+    if not sample_ids:
+        return 0
+    rows = session.execute(
+        text("SELECT DISTINCT run_id FROM samples WHERE id = ANY(:ids)"), {"ids": sorted(sample_ids)}
+    ).scalars()
+    _lock_runs(session, set(rows))  # same lock order as everywhere: runs, then samples
+    return session.execute(
+        text(
+            f"""
+            UPDATE samples SET state = CASE WHEN {_RUN_CANCELLED} THEN 'cancelled' ELSE 'queued' END,
+                attempts = greatest(attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = ANY(:ids) AND state = 'leased' AND lease_owner = :owner
+            """
+        ),
+        {"ids": sorted(sample_ids), "owner": owner},
+    ).rowcount
+
+
 def _clean(value: str) -> str:
     # PostgreSQL text cannot hold NUL bytes, which programs can print.
     return value.replace("\x00", "\\x00")

@@ -15,6 +15,7 @@ import time
 import uuid
 from types import FrameType
 
+import docker
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -82,9 +83,14 @@ class Worker:
         client = connect()
         # Part of every cache key: a rebuilt sandbox never inherits verdicts from the old one.
         self.image_id = client.images.get(self.image).id
-        removed = sweep(client, max_age_s=MAX_CONTAINER_AGE_S)
-        if removed:
-            log.warning("removed %d leftover sandbox containers", removed)
+        try:
+            removed = sweep(client, max_age_s=MAX_CONTAINER_AGE_S)
+            if removed:
+                log.warning("removed %d leftover sandbox containers", removed)
+        except docker.errors.NotFound as exc:
+            # A container went away between the listing and its inspection (another worker removed it):
+            # nothing to sweep there, and the maintenance loop sweeps again within a minute.
+            log.warning("the start-up sweep raced another removal (%s); the next sweep does it", exc)
         log.warning("worker %s: %d threads, image %s", self.owner, self.concurrency, self.image)
         threads = [threading.Thread(target=self._execute_loop, name=f"exec-{i}", daemon=True) for i in range(self.concurrency)]
         threads.append(threading.Thread(target=self._rerun_loop, name="rerun", daemon=True))

@@ -181,7 +181,7 @@ def _row(k: int, name: str, interval: IntervalOut) -> str:
     flag = "" if interval.method_used == interval.method else " *"
     return (
         f"  {k:>5}  {name:<14} {_pct(interval.estimate)}  [{_pct(interval.ci_low)}, {_pct(interval.ci_high)}]"
-        f"  {100 * interval.standard_error:6.2f}  {interval.method_used}{flag}"
+        f"  {100 * interval.standard_error:6.2f}  {interval.label}{flag}"
     )
 
 
@@ -216,7 +216,7 @@ def render_table(report: dict[str, Any]) -> str:
     """A plain-text table of the report, for a terminal."""
     footnotes: list[str] = []
     level = f"{100 * report['confidence']:g}%"
-    head = f"  {'k':>5}  {'metric':<14} {'estimate':>7}  {level + ' interval':<19}  {'SE(pp)':>6}  method"
+    head = f"  {'k':>5}  {'metric':<14} {'estimate':>7}  {'interval':<19}  {'SE(pp)':>6}  interval is"
     lines = [
         f"passk report: {report['source']} ({report['format']})",
         f"{report['problems']} problems, {report['samples']} samples, n = {report['n_min']}"

@@ -163,12 +163,23 @@ def _sampling_text(sampling: dict[str, Any]) -> str:
     return ", ".join(f"{key}={value}" for key, value in sampling.items()) or "no sampling metadata"
 
 
-def _interval(interval: dict[str, Any] | None) -> str:
+def _interval(interval: dict[str, Any] | None, *, labelled: bool = True) -> str:
+    """`51.25% [43.50%, 65.75%] 95 % BCa`: the bracket as the dashboard and `passk report` print it."""
     if not interval:
         return "-"
     low, high = interval.get("ci_low"), interval.get("ci_high")
     bounds = f" [{low:.2%}, {high:.2%}]" if low is not None and high is not None else ""
-    return f"{interval['estimate']:.2%}{bounds}"
+    label = f" {interval['label']}" if labelled and interval.get("label") else ""
+    if labelled and interval.get("method_used") in ("none", "clopper-pearson") and interval.get("fallback_reason"):
+        label += f" ({_short_reason(interval['fallback_reason'])})"
+    return f"{interval['estimate']:.2%}{bounds}{label}"
+
+
+def _short_reason(reason: str) -> str:
+    """"a single problem: an interval needs two" -> "a single problem" (the full text is in the notes)."""
+    for mark in (":", ";", ","):
+        reason = reason.split(mark)[0]
+    return reason
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:

@@ -19,6 +19,7 @@ _INTERVAL_EXAMPLE = {
     "method_used": "bca",
     "fallback_reason": None,
     "resamples": 10000,
+    "label": "95 % BCa",
 }
 
 IntervalMethod = Literal["bca", "percentile"]
@@ -37,8 +38,14 @@ class IntervalOut(BaseModel):
         description="Method that produced ci_low/ci_high: `bca`, `percentile`, `clopper-pearson` (exact bound when "
         "every problem scores 0 or every problem scores 1) or `none` (no interval exists, e.g. one problem)."
     )
-    fallback_reason: str | None = Field(None, description="Why method_used differs from method, if it does.")
+    fallback_reason: str | None = Field(
+        None, description="Why method_used differs from method, if it does; always set when the interval is degenerate."
+    )
     resamples: int
+    label: str = Field(
+        description="What the bracket is, as the CLI and dashboard print it: `95 % BCa`; the resample count is added "
+        "where it differs from the default (10,000), `no interval` where none exists."
+    )
 
 
 class PluginOut(BaseModel):

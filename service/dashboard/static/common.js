@@ -87,7 +87,32 @@ export function clear(el, ...children) {
 
 export const pct = (x, digits = 1) => (x === null || x === undefined || Number.isNaN(x) ? "–" : (100 * x).toFixed(digits) + "%");
 export const num = (x) => (x === null || x === undefined ? "–" : Number(x).toLocaleString("en-US"));
-export const interval = (m, digits = 1) => (m ? `[${pct(m.ci_low, digits)}, ${pct(m.ci_high, digits)}]` : "");
+// Bounds with two decimals, as the CLI and `passk report` print them: the same bracket on every surface.
+export const interval = (m, digits = 2) => (m ? `[${pct(m.ci_low, digits)}, ${pct(m.ci_high, digits)}]` : "");
+
+/** The short form of why an interval is degenerate ("a single problem", "every problem scores 1"). */
+export const shortReason = (reason) => (reason ? reason.split(/[:;,]/)[0] : "");
+
+/**
+ * A labelled bracket: `[43.50%, 65.75%] 95 % BCa`, the exact bounds in data attributes, and where
+ * the interval is degenerate (one problem, every problem equal, all solved) the reason, visibly.
+ */
+export function bracket(m) {
+  if (!m) return h("span", { class: "muted" }, "");
+  const degenerate = m.method_used === "none" || m.method_used === "clopper-pearson";
+  return h("span", { class: "bracket", title: m.fallback_reason || "" },
+    h("span", { class: "ci", dataset: { ciLow: m.ci_low, ciHigh: m.ci_high } }, interval(m)), " ",
+    h("span", { class: "ci-label muted small" }, m.label || ""),
+    degenerate && m.fallback_reason ? h("span", { class: "ci-why small" }, ` (${shortReason(m.fallback_reason)})`) : null);
+}
+
+/** "40 of 164 problems" with a subset flag when a run covers part of its dataset. */
+export function coverage(metricsOrRun) {
+  const c = metricsOrRun && metricsOrRun.coverage;
+  if (!c) return null;
+  return h("span", { class: c.subset ? "coverage subset" : "coverage", title: c.text },
+    c.text, c.subset ? h("span", { class: "badge subset-flag tiny" }, "subset") : null);
+}
 
 export function duration(ms) {
   if (ms === null || ms === undefined) return "–";

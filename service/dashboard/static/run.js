@@ -1,7 +1,7 @@
 // Run page: progress (live while the run is queued or running), pass@k / pass^k curves with
 // bootstrap bands, verdict breakdown, per-problem pass-rate histogram and a sortable problem table.
 import {
-  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, clear, elapsed, errorText, estimatesUpTo, h, interval, num,
+  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, bracket, clear, elapsed, errorText, estimatesUpTo, h, num,
   passAtK, pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, when,
 } from "./common.js";
 import { barChart, curveChart, stackedBar } from "./charts.js";
@@ -12,9 +12,9 @@ const PAGE_SIZE = 50;
 // How the curves get their k grid: the point estimates for EVERY k = 1..n_min are computed here
 // from the per-problem (n, c) (exact, the same estimator as the server, O(problems x n_min)).
 // Bootstrap intervals come from the server on a grid only: every k up to 10, then ~15
-// log-spaced k up to n_min (<= 25 values, under the API's 32), with 2,000 resamples; the band
-// is drawn through those grid points. Requesting all 200 k at 10,000 resamples would be slow.
-const BAND_RESAMPLES = 2000;
+// log-spaced k up to n_min (<= 25 values, under the API's 32), with the server's default interval
+// (no options: every k's interval is independent of the other k asked for, so pass@1 here is the
+// bracket the CLI, the runs list and `passk report` show); the band is drawn through the grid points.
 
 const { run_id: runId, problem_count: problemCount } = boot();
 const el = (id) => document.getElementById(id);
@@ -119,7 +119,7 @@ function renderCurves() {
   }
   const first = state.metrics && state.metrics.metrics[0] ? state.metrics.metrics[0].pass_at_k : null;
   const method = first ? (first.method_used || first.method || "bootstrap").replace("bca", "BCa bootstrap").replace("percentile", "percentile bootstrap") : "bootstrap";
-  el("curve-caption").textContent = `k = 1 … ${curves.nMin} over ${num(curves.problems)} problems; band: ${Math.round(100 * (first ? first.confidence : 0.95))}% ${method} interval`;
+  el("curve-caption").textContent = `k = 1 … ${curves.nMin} over ${num(curves.problems)} problems; band: ${first && first.label && first.method_used !== "none" ? first.label : `${Math.round(100 * (first ? first.confidence : 0.95))} % ${method}`} interval`;
   curveChart(el("curve-chart"), {
     kmax: curves.nMin,
     title: "pass@k and pass^k over k",
@@ -135,14 +135,14 @@ function renderStats() {
   const byK = new Map(((m && m.metrics) || []).map((x) => [x.k, x]));
   const first = byK.get(1);
   const last = byK.get(state.nMin);
-  el("stat-pass1").textContent = first ? pct(first.pass_at_k.estimate) : "–";
-  el("stat-pass1-ci").textContent = first ? interval(first.pass_at_k) : "";
+  el("stat-pass1").textContent = first ? pct(first.pass_at_k.estimate, 2) : "–";
+  clear(el("stat-pass1-ci"), first ? bracket(first.pass_at_k) : "");
   el("stat-passn-label").textContent = `pass@${state.nMin || "n"}`;
   el("stat-hatn-label").textContent = `pass^${state.nMin || "n"}`;
-  el("stat-passn").textContent = last ? pct(last.pass_at_k.estimate) : "–";
-  el("stat-passn-ci").textContent = last ? interval(last.pass_at_k) : "";
-  el("stat-hatn").textContent = last ? pct(last.pass_hat_k.estimate) : "–";
-  el("stat-hatn-ci").textContent = last ? interval(last.pass_hat_k) : "";
+  el("stat-passn").textContent = last ? pct(last.pass_at_k.estimate, 2) : "–";
+  clear(el("stat-passn-ci"), last ? bracket(last.pass_at_k) : "");
+  el("stat-hatn").textContent = last ? pct(last.pass_hat_k.estimate, 2) : "–";
+  clear(el("stat-hatn-ci"), last ? bracket(last.pass_hat_k) : "");
   const finished = state.rows.filter((r) => r.finished).length;
   el("stat-problems").textContent = num(state.rows.length || problemCount);
   el("stat-problems-sub").textContent = finished === state.rows.length ? "all finished" : `${num(finished)} finished`;
@@ -184,7 +184,7 @@ async function loadResults() {
   renderCurves();
   if (state.nMin) {
     try {
-      state.metrics = await api(`/v1/runs/${runId}/metrics`, { params: { k: kGrid(state.nMin).join(","), resamples: BAND_RESAMPLES } });
+      state.metrics = await api(`/v1/runs/${runId}/metrics`, { params: { k: kGrid(state.nMin).join(",") } });
     } catch (error) {
       state.metrics = null;
       const note = el("metrics-note");

@@ -1,12 +1,11 @@
 // Runs list: newest first, filter by dataset and model; progress and pass@1 fill in per row.
 import {
-  FINISHED_STATUSES, api, boot, clear, eachLimited, errorText, h, interval, num, pct, renderPager, renderProgress, when,
+  FINISHED_STATUSES, api, boot, bracket, clear, eachLimited, errorText, h, num, pct, renderPager, renderProgress, when,
 } from "./common.js";
 
 const PAGE_SIZE = 25;
 const POLL_MS = 2000;
-// pass@1 for a list row: a cheap interval (1,000 resamples); the run page uses more.
-const LIST_RESAMPLES = 1000;
+// pass@1 for a list row: the server's default interval (no options), the one every surface shows.
 
 const data = boot();
 const datasetsById = new Map(data.datasets.map((d) => [d.id, d]));
@@ -97,14 +96,14 @@ async function updateMetrics(row, run) {
     return;
   }
   try {
-    const metrics = await api(`/v1/runs/${run.id}/metrics`, { params: { k: 1, resamples: LIST_RESAMPLES } });
+    const metrics = await api(`/v1/runs/${run.id}/metrics`, { params: { k: 1 } });
     if (!metrics.metrics.length) {
       clear(cell, h("span", { class: "muted", title: metrics.note || "" }, "–"));
     } else {
       const m = metrics.metrics[0].pass_at_k;
       clear(cell,
-        h("strong", { class: "pass1" }, pct(m.estimate)), " ",
-        h("span", { class: "muted ci" }, interval(m)),
+        h("strong", { class: "pass1" }, pct(m.estimate, 2)), " ",
+        bracket(m),
         metrics.partial ? h("span", { class: "partial", title: metrics.note || "partial" }, " partial") : null);
     }
     if (metrics.n_min !== null) {

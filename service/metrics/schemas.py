@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.runs.schemas import RunStatus, VerdictCounts
+from service.runs.schemas import Coverage, RunStatus, VerdictCounts
 
 _INTERVAL_EXAMPLE = {
     "estimate": 0.412,
@@ -125,6 +125,9 @@ class RunMetrics(BaseModel):
                     "problems": 164,
                     "problems_finished": 164,
                     "problems_total": 164,
+                    "dataset_name": "HumanEval",
+                    "dataset_problems": 164,
+                    "coverage": {"problems": 164, "dataset_problems": 164, "subset": False, "text": "all 164 problems"},
                     "samples": 32796,
                     "excluded_sandbox_errors": 4,
                     "n_min": 198,
@@ -173,7 +176,12 @@ class RunMetrics(BaseModel):
     partial: bool = Field(description="True while some problems have samples that have not finished.")
     problems: int = Field(description="Problems the metrics are computed over (finished ones).")
     problems_finished: int
-    problems_total: int
+    problems_total: int = Field(description="Problems the run has samples for.")
+    dataset_name: str = ""
+    dataset_problems: int = Field(0, description="Problems in the run's dataset.")
+    coverage: Coverage | None = Field(
+        None, description='What the figures cover: "40 of 164 problems" and `subset: true` when part of the dataset.'
+    )
     samples: int = Field(description="Sum of n over those problems (sandbox errors excluded).")
     excluded_sandbox_errors: int = Field(description="Samples of those problems that failed for infrastructure reasons.")
     n_min: int | None

@@ -23,7 +23,7 @@ from service.metrics.schemas import (
     RunMetrics,
 )
 from service.models import Run
-from service.runs.schemas import VerdictCounts
+from service.runs.schemas import VerdictCounts, coverage
 from service.statistics import KTooLarge, per_problem_estimates
 from service.statistics.groups import TooManyGroups
 from service.statistics.summary import Options, RunSummary, summarize
@@ -163,8 +163,19 @@ async def run_metrics(
             f"{excluded} sample{'s' if excluded != 1 else ''} still ended in sandbox_error after retries: "
             "excluded from n, not counted as failures"
         )
+    dataset_name, dataset_problems = await MetricsRepository(session).dataset_header(run.dataset_id)
+    covered = coverage(len(finished), dataset_problems)
+    if covered.subset and finished:
+        warnings.insert(
+            0,
+            f"subset: these figures cover {covered.text} of {dataset_name}; they are not comparable with "
+            "scores over the whole dataset",
+        )
     histogram = None if summary is None else histogram_out(summary.histogram)
     return RunMetrics(
+        dataset_name=dataset_name,
+        dataset_problems=dataset_problems,
+        coverage=covered,
         run_id=run.id,
         dataset_id=run.dataset_id,
         model=run.model,

@@ -407,6 +407,9 @@ def test_compare_page(session: BrowserContext, humaneval_runs: dict[str, Any], c
     page.click("#compare-selected")
     page.wait_for_url("**/compare?*")
     assert f"base={base['id']}" in page.url and f"candidate={candidate['id']}" in page.url
+    # The run pickers fill in from the API: submitting before they have would fail the form's `required`.
+    expect(page.locator("#compare-base")).to_have_value(base["id"])
+    expect(page.locator("#compare-candidate")).to_have_value(candidate["id"])
     page.fill("#compare-k", f"1,{N}")
     page.click("#compare-form button[type=submit]")
     page.wait_for_url(f"**k=1%2C{N}*")

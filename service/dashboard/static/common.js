@@ -236,3 +236,52 @@ if (logout) {
     try { await api("/v1/session", { method: "DELETE" }); } finally { window.location.assign("/login"); }
   });
 }
+
+/** CSV text (RFC 4180 quoting) from objects, with the given columns in order. */
+export function toCsv(rows, columns) {
+  const cell = (v) => {
+    const text = v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
+    return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  return [columns.join(","), ...rows.map((r) => columns.map((c) => cell(r[c])).join(","))].join("\n") + "\n";
+}
+
+/** A button that downloads what `make()` returns ({name, type, text}) as a file, built in the page. */
+export function downloadButton(label, make, attrs = {}) {
+  return h("button", {
+    type: "button", class: "download", ...attrs,
+    onclick: () => {
+      const file = make();
+      if (!file) return;
+      const url = URL.createObjectURL(new Blob([file.text], { type: file.type }));
+      const link = h("a", { href: url, download: file.name, hidden: true });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    },
+  }, label);
+}
+
+/** Curve points pass@k and pass^k for k = 1..n_min from per-problem (n, c) of finished problems. */
+export function curvesFrom(problems) {
+  const finished = problems.filter((p) => problemFinished(p) && p.n > 0);
+  if (!finished.length) return null;
+  const nMin = Math.min(...finished.map((p) => p.n));
+  const at = new Float64Array(nMin);
+  const hat = new Float64Array(nMin);
+  for (const p of finished) {
+    const [a, b] = estimatesUpTo(p.n, p.c, nMin);
+    for (let i = 0; i < nMin; i++) { at[i] += a[i]; hat[i] += b[i]; }
+  }
+  for (let i = 0; i < nMin; i++) { at[i] /= finished.length; hat[i] /= finished.length; }
+  return { at: Array.from(at), hat: Array.from(hat), nMin, problems: finished.length };
+}
+
+/** "temperature=0.8 · top_p=0.95": a run's sampling settings, the usual keys first. */
+export function samplingText(sampling) {
+  const order = ["temperature", "top_p", "max_tokens", "seed"];
+  const rank = (key) => (order.includes(key) ? order.indexOf(key) : order.length);
+  return Object.entries(sampling || {}).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
+    .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ");
+}

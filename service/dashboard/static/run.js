@@ -1,8 +1,8 @@
 // Run page: progress (live while the run is queued or running), pass@k / pass^k curves with
 // bootstrap bands, verdict breakdown, per-problem pass-rate histogram and a sortable problem table.
 import {
-  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, bracket, clear, elapsed, errorText, estimatesUpTo, h, num,
-  passAtK, pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, when,
+  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, bracket, clear, coverage, downloadButton, elapsed, errorText, estimatesUpTo, h, num,
+  passAtK, pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, toCsv, when,
 } from "./common.js";
 import { barChart, curveChart, stackedBar } from "./charts.js";
 
@@ -47,8 +47,80 @@ const state = {
 
 // ---------- run header, progress, verdicts ----------
 
+function renderLabels(run) {
+  el("run-name").textContent = run.display_name || run.model;
+  clear(el("run-labels"),
+    run.display_name ? h("span", { class: "muted" }, `model ${run.model} · `) : null,
+    (run.tags || []).map((t) => h("span", { class: "tag" }, t)),
+    run.archived ? h("span", { class: "badge tiny" }, "archived") : null,
+    run.note ? h("span", { class: "muted run-note" }, ` ${run.note}`) : null);
+}
+
+function fillEditForm(run) {
+  el("edit-name").value = run.display_name || "";
+  el("edit-tags").value = (run.tags || []).join(", ");
+  el("edit-note").value = run.note || "";
+  el("edit-archived").checked = !!run.archived;
+}
+
+el("run-edit").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const body = {
+    display_name: el("edit-name").value.trim() || null,
+    tags: el("edit-tags").value.split(",").map((t) => t.trim()).filter(Boolean),
+    note: el("edit-note").value.trim() || null,
+    archived: el("edit-archived").checked,
+  };
+  el("edit-status").textContent = "saving…";
+  try {
+    const run = await api(`/v1/runs/${runId}`, { method: "PATCH", body });
+    state.run = { ...state.run, ...run };
+    renderLabels(run);
+    fillEditForm(run);
+    el("edit-status").textContent = "saved";
+  } catch (error) {
+    el("edit-status").textContent = errorText(error);
+  }
+});
+
+// ---------- downloads (built in the page from what it already fetched) ----------
+
+const PROBLEM_COLUMNS = ["problem_id", "n", "c", "pass_at_1", "pass_at_k", "k", "distinct_programs", "total", "pending",
+  "passed", "failed", "error", "timeout", "memory", "crashed", "sandbox_error"];
+const METRIC_COLUMNS = ["k", "metric", "estimate", "ci_low", "ci_high", "interval", "standard_error", "method_used",
+  "fallback_reason", "confidence", "resamples", "problems", "dataset_problems", "subset"];
+const fileBase = () => `passk-${runId.slice(0, 8)}`;
+
+function problemRecords() {
+  return state.rows.map((r) => ({
+    problem_id: r.problem_id, n: r.n, c: r.c, pass_at_1: r.p1, pass_at_k: passAtK(r.n, r.c, state.tableK), k: state.tableK,
+    distinct_programs: r.distinct, total: r.total, pending: r.pending, ...r.by_verdict,
+  }));
+}
+
+function metricRecords() {
+  const m = state.metrics;
+  if (!m) return [];
+  const cover = m.coverage || {};
+  return m.metrics.flatMap((x) => ["pass_at_k", "pass_hat_k"].map((name) => ({
+    k: x.k, metric: name, estimate: x[name].estimate, ci_low: x[name].ci_low, ci_high: x[name].ci_high,
+    interval: x[name].label, standard_error: x[name].standard_error, method_used: x[name].method_used,
+    fallback_reason: x[name].fallback_reason, confidence: x[name].confidence, resamples: x[name].resamples,
+    problems: m.problems, dataset_problems: cover.dataset_problems, subset: cover.subset,
+  })));
+}
+
+clear(el("downloads"),
+  h("span", { class: "muted small" }, "Download:"),
+  downloadButton("problems CSV", () => ({ name: `${fileBase()}-problems.csv`, type: "text/csv", text: toCsv(problemRecords(), PROBLEM_COLUMNS) }), { id: "dl-problems-csv" }),
+  downloadButton("problems JSON", () => ({ name: `${fileBase()}-problems.json`, type: "application/json", text: JSON.stringify({ run_id: runId, problems: problemRecords() }, null, 2) }), { id: "dl-problems-json" }),
+  downloadButton("metrics CSV", () => ({ name: `${fileBase()}-metrics.csv`, type: "text/csv", text: toCsv(metricRecords(), METRIC_COLUMNS) }), { id: "dl-metrics-csv" }),
+  downloadButton("metrics JSON", () => state.metrics && ({ name: `${fileBase()}-metrics.json`, type: "application/json", text: JSON.stringify(state.metrics, null, 2) }), { id: "dl-metrics-json" }));
+
 function renderRun(run) {
+  const first = state.run === null;
   state.run = run;
+  if (first) { renderLabels(run); fillEditForm(run); }
   statusBadge(el("run-status"), run.status);
   const s = run.sampling || {};
   const order = ["temperature", "top_p", "max_tokens", "seed"];
@@ -145,7 +217,10 @@ function renderStats() {
   clear(el("stat-hatn-ci"), last ? bracket(last.pass_hat_k) : "");
   const finished = state.rows.filter((r) => r.finished).length;
   el("stat-problems").textContent = num(state.rows.length || problemCount);
-  el("stat-problems-sub").textContent = finished === state.rows.length ? "all finished" : `${num(finished)} finished`;
+  const covered = m && m.coverage ? m.coverage : state.run && state.run.coverage;
+  clear(el("stat-problems-sub"),
+    covered ? coverage({ coverage: covered }) : null, covered ? " · " : null,
+    finished === state.rows.length ? "all finished" : `${num(finished)} finished`);
   if (m && m.n_min !== null && m.n_min !== undefined) {
     el("stat-n").textContent = m.n_min === m.n_max ? num(m.n_min) : `${num(m.n_min)}–${num(m.n_max)}`;
     el("stat-n-sub").textContent = m.excluded_sandbox_errors ? `${num(m.excluded_sandbox_errors)} sandbox errors excluded` : `${num(m.samples)} samples counted`;

@@ -246,12 +246,12 @@ export function toCsv(rows, columns) {
   return [columns.join(","), ...rows.map((r) => columns.map((c) => cell(r[c])).join(","))].join("\n") + "\n";
 }
 
-/** A button that downloads what `make()` returns ({name, type, text}) as a file, built in the page. */
+/** A button that downloads what `make()` returns or resolves to ({name, type, text}) as a file, built in the page. */
 export function downloadButton(label, make, attrs = {}) {
   return h("button", {
     type: "button", class: "download", ...attrs,
-    onclick: () => {
-      const file = make();
+    onclick: async () => {
+      const file = await make(); // may fetch first (a Promise)
       if (!file) return;
       const url = URL.createObjectURL(new Blob([file.text], { type: file.type }));
       const link = h("a", { href: url, download: file.name, hidden: true });

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/coverage.py                       # 164 problems x 20 samples, k = 1 and 10
     .venv/bin/python bench/coverage.py --repetitions 4000 --method percentile
+    .venv/bin/python bench/coverage.py --figures             # cost per success and p95 latency
 
 Each repetition draws 164 per-problem pass rates from a bimodal population
 (service.statistics.simulation.BIMODAL: 45% hard, 35% easy, 20% in between),
@@ -11,6 +12,10 @@ population pass@k (closed form for a Beta mixture). A correct 95% interval
 covers in about 95% of repetitions; the issue's bar is 93-97%. With 2,000
 repetitions the Monte Carlo standard error of the coverage is ~0.5 points.
 Exit status 1 if a coverage falls outside the bar.
+
+--figures checks the cost-per-success and p95-latency intervals instead (164 problems x 10
+samples, percentile bootstrap over problems as GET /metrics computes them), against a population
+whose answers are known in closed form (service.statistics.simulation.draw_operating_run).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service.statistics.simulation import BIMODAL, coverage  # noqa: E402
+from service.statistics.simulation import BIMODAL, coverage, figure_coverage  # noqa: E402
 
 LOW, HIGH = 0.93, 0.97
 
@@ -38,7 +43,10 @@ def main() -> int:
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--method", choices=("bca", "percentile"), default="bca")
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--figures", action="store_true", help="cost per success and p95 latency instead of pass@k")
     args = parser.parse_args()
+    if args.figures:
+        return figures(args)
     ks = [int(k) for k in args.k.split(",")]
 
     print(
@@ -67,6 +75,31 @@ def main() -> int:
             f"{r.misses_low:>9} {r.misses_high:>10}{'' if inside else '  OUTSIDE 93-97%'}"
         )
     print(f"{elapsed:.1f} s")
+    return 0 if ok else 1
+
+
+def figures(args: argparse.Namespace) -> int:
+    samples = 10 if args.samples == 20 else args.samples
+    print(
+        f"{args.problems} problems x {samples} samples, {args.repetitions} repetitions, {args.resamples} resamples, "
+        f"{args.confidence:.0%} percentile intervals over problems, seed {args.seed}"
+    )
+    started = time.perf_counter()
+    results = figure_coverage(
+        problems=args.problems, samples=samples, repetitions=args.repetitions, resamples=args.resamples,
+        confidence=args.confidence, seed=args.seed,
+    )
+    ok = True
+    print(f"{'figure':>16} {'truth':>10} {'coverage':>9} {'+-MC SE':>8} {'mean width':>11} {'miss low':>9} {'miss high':>10}")
+    for r in results:
+        se = math.sqrt(r.rate * (1 - r.rate) / r.repetitions)
+        inside = LOW <= r.rate <= HIGH
+        ok &= inside
+        print(
+            f"{r.figure:>16} {r.truth:>10.4g} {r.rate:>9.2%} {se:>8.2%} {r.mean_width:>11.4g} {r.misses_low:>9} "
+            f"{r.misses_high:>10}{'' if inside else '  OUTSIDE 93-97%'}"
+        )
+    print(f"{time.perf_counter() - started:.1f} s")
     return 0 if ok else 1
 
 

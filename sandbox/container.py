@@ -23,9 +23,13 @@ LABEL_ROLE = "passk.role"
 ROLE_SANDBOX = "sandbox"
 LABEL_OWNER = "passk.owner"
 LABEL_CREATED = "passk.created"
-SANDBOX_UID = "10001:10001"
-# Headroom over the program's own cap for the supervisor and the scratch tmpfs pages.
-SUPERVISOR_HEADROOM_BYTES = 96 * 1024 * 1024
+# PID 1 starts as root with only these capabilities: it drops every other process to one of two
+# unprivileged uids (sandbox/runtime/process.py), with an empty bounding set.
+SUPERVISOR_USER = "0:0"
+SUPERVISOR_CAPABILITIES = ["SETUID", "SETGID", "SETPCAP"]
+# The container's memory cgroup is the program's limit plus this, for PID 1, the zygote and the judge:
+# the limit then holds for the program's whole process tree (and its files in /tmp and /dev/shm).
+SUPERVISOR_HEADROOM_BYTES = 40 * 1024 * 1024
 STDERR_KEEP = 8192
 # What a call to the engine can raise when the engine itself is gone or restarting.
 ENGINE_ERRORS = (DockerException, requests.RequestException, OSError)
@@ -38,7 +42,7 @@ class ContainerConfig:
     """Container-wide limits; per-program limits travel with each job."""
 
     image: str
-    memory_bytes: int  # the largest per-program cap this container serves
+    memory_bytes: int  # the per-program memory limit this container serves
     cpus: float = 1.0
     pids: int = 64
     scratch_bytes: int = 64 * 1024 * 1024
@@ -75,16 +79,20 @@ class SandboxContainer:
             cfg.image,
             name=self.name,
             labels={LABEL_ROLE: ROLE_SANDBOX, LABEL_OWNER: cfg.owner, LABEL_CREATED: str(int(time.time()))},
-            user=SANDBOX_UID,
+            user=SUPERVISOR_USER,
             network_mode="none",
             read_only=True,
             tmpfs={"/tmp": f"size={cfg.scratch_bytes},mode=1777,noexec,nosuid,nodev"},
             shm_size=cfg.scratch_bytes,
-            mem_limit=cfg.memory_bytes + cfg.scratch_bytes + SUPERVISOR_HEADROOM_BYTES,
-            memswap_limit=cfg.memory_bytes + cfg.scratch_bytes + SUPERVISOR_HEADROOM_BYTES,
+            mem_limit=cfg.memory_bytes + SUPERVISOR_HEADROOM_BYTES,
+            memswap_limit=cfg.memory_bytes + SUPERVISOR_HEADROOM_BYTES,
             pids_limit=cfg.pids,
             nano_cpus=int(cfg.cpus * 1e9),
             cap_drop=["ALL"],
+            cap_add=SUPERVISOR_CAPABILITIES,
+            # System V shared memory dies with the last process attached to it (and passk removes every
+            # IPC object after each program in any case).
+            sysctls={"kernel.shm_rmid_forced": "1"},
             security_opt=["no-new-privileges"],
             ulimits=[Ulimit(name="nofile", soft=1024, hard=1024), Ulimit(name="core", soft=0, hard=0)],
             environment={},

@@ -8,11 +8,9 @@ failures end as `sandbox_error`, never as a verdict against the program.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import docker
@@ -31,21 +29,16 @@ log = logging.getLogger(__name__)
 HOST_GRACE_S = 5.0
 
 
-@lru_cache(maxsize=16)
-def library_id(source: str) -> str:
-    """sha256 of a judge library. Cached: every job of every frame carries one of very few libraries."""
-    return hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 @dataclass(frozen=True)
 class Job:
     id: str
     program: str
     time_limit_s: float
     memory_bytes: int
-    # Trusted code run before the program in the same namespace (passk's judges). Sent once per
-    # frame and compiled once per container, instead of being part of every program's text.
-    library: str | None = None
+    # True: `program` calls one of passk's judges (sandbox/runtime), which runs the tests and starts the
+    # candidate's code in processes of its own. False (passk's own sandbox tests only): `program` runs as
+    # one process of the candidate's uid and passes by running to its end.
+    judged: bool = False
 
 
 @dataclass
@@ -119,14 +112,18 @@ class Sandbox:
         pending = list(jobs)
         solo: Job | None = None  # after a break, the suspect runs alone
         while pending:
+            # A container's memory cgroup is sized to one limit: jobs with another wait for their own.
+            memory_bytes = pending[0].memory_bytes
             try:
-                container = self._container_for(max(job.memory_bytes for job in pending))
+                container = self._container_for(memory_bytes)
             except (*ENGINE_ERRORS, ContainerBroken) as exc:
                 log.error("could not start a sandbox container: %s", exc)
                 for job in pending:
-                    outcomes[job.id] = _sandbox_error(job, f"could not start a sandbox container: {exc}")
-                break
-            batch = [solo] if solo is not None else pending
+                    if job.memory_bytes == memory_bytes:
+                        outcomes[job.id] = _sandbox_error(job, f"could not start a sandbox container: {exc}")
+                pending = [job for job in pending if job.id not in outcomes]
+                continue
+            batch = [solo] if solo is not None else [job for job in pending if job.memory_bytes == memory_bytes]
             solo = None
             try:
                 retired = self._converse(container, batch, outcomes)
@@ -156,7 +153,7 @@ class Sandbox:
 
     def _container_for(self, memory_bytes: int) -> SandboxContainer:
         current = self._container
-        if current is not None and current.config.memory_bytes >= memory_bytes:
+        if current is not None and current.config.memory_bytes == memory_bytes:
             return current
         self.close()
         cfg = self.settings
@@ -179,18 +176,16 @@ class Sandbox:
     def _converse(self, container: SandboxContainer, batch: list[Job], outcomes: dict[str, Outcome]) -> bool:
         """Send one frame and collect results until batch_done (False) or retire (True)."""
         cfg = self.settings
-        libraries = {library_id(job.library): job.library for job in batch if job.library is not None}
         container.send_frame(
             {
                 "jobs": [
                     {
                         "id": job.id, "program": job.program, "time_limit_s": job.time_limit_s,
-                        "memory_bytes": job.memory_bytes,
-                        "library": library_id(job.library) if job.library is not None else None,
+                        "memory_bytes": job.memory_bytes, "judged": job.judged,
                     }
                     for job in batch
                 ],
-                "libraries": libraries,
+                "cpus": cfg.cpus,
                 "scratch_bytes": cfg.scratch_bytes,
                 "excerpt_bytes": cfg.excerpt_bytes,
                 "wall_factor": cfg.wall_factor,
@@ -203,12 +198,14 @@ class Sandbox:
             message = container.read_message(deadline)
             kind = message.get("type")
             if kind == "retire":
+                log.debug("container retired: %s", message.get("reason"))
                 return True
             if kind != "result" or message.get("id") not in expected:
                 raise ContainerBroken(f"unexpected supervisor message: {message!r}")
             outcomes[message["id"]] = Outcome.from_supervisor(message)
         message = container.read_message(time.monotonic() + HOST_GRACE_S)
         if message.get("type") == "retire":
+            log.debug("container retired: %s", message.get("reason"))
             return True
         if message.get("type") != "batch_done":
             raise ContainerBroken(f"unexpected supervisor message: {message!r}")

@@ -25,17 +25,25 @@ from docker.errors import ImageNotFound
 log = logging.getLogger(__name__)
 
 CONTEXT_DIR = Path(__file__).parent / "image"
+# The in-sandbox runtime, copied into the image (as `runtime/` in the build context).
+RUNTIME_DIR = Path(__file__).parent / "runtime"
 LOCAL_BASE = "passk-base:bookworm"
 SANDBOX_REPOSITORY = "passk-sandbox"
 DEBIAN_SUITE = "bookworm"
 
 
+def context_files() -> list[tuple[str, Path]]:
+    """(name in the build context, file): the Dockerfile and the runtime's modules."""
+    files = [(path.name, path) for path in sorted(CONTEXT_DIR.iterdir()) if path.is_file()]
+    files += [(f"runtime/{path.name}", path) for path in sorted(RUNTIME_DIR.glob("*.py"))]
+    return files
+
+
 def context_digest(base_image: str) -> str:
     digest = hashlib.sha256(base_image.encode())
-    for path in sorted(CONTEXT_DIR.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(CONTEXT_DIR).as_posix().encode())
-            digest.update(path.read_bytes())
+    for name, path in context_files():
+        digest.update(name.encode())
+        digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -90,9 +98,8 @@ def build_sandbox_image(client: docker.DockerClient, base_image: str) -> str:
     log.warning("building sandbox image %s from %s", tag, base_image)
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
-        for path in sorted(CONTEXT_DIR.iterdir()):
-            if path.is_file():
-                archive.add(path, arcname=path.name)
+        for name, path in context_files():
+            archive.add(path, arcname=name)
     buffer.seek(0)
     client.images.build(
         fileobj=buffer, custom_context=True, tag=tag, buildargs={"BASE_IMAGE": base_image}, rm=True, forcerm=True,

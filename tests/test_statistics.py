@@ -335,7 +335,7 @@ def test_bootstrap_width_close_to_normal_approximation() -> None:
 def test_bootstrap_single_problem_has_no_interval_but_says_so() -> None:
     intervals = bootstrap_means(np.array([[0.25, 0.7, 1.0]]), resamples=500)
     for iv, value in zip(intervals[:2], [0.25, 0.7], strict=True):
-        assert iv.estimate == iv.ci_low == iv.ci_high == value
+        assert iv.estimate == value and iv.ci_low is None and iv.ci_high is None  # no bounds, not zero width
         assert iv.standard_error == 0.0
         assert iv.method_used == "none" and "single problem" in (iv.fallback_reason or "")
     # A single problem scoring 1 still bounds the population mean: (alpha/2)^(1/1).
@@ -356,15 +356,15 @@ def test_bootstrap_constant_columns_fall_back() -> None:
         assert zeros.ci_high == pytest.approx(1 - bound, rel=1e-12)
         assert ones.method_used == zeros.method_used == "clopper-pearson"
         assert ones.method == method and "every problem scores 1" in (ones.fallback_reason or "")
-        # An interior constant has no honest bootstrap interval: the point, labelled.
-        assert (tenths.ci_low, tenths.estimate, tenths.ci_high) == (0.1, 0.1, 0.1)
+        # An interior constant has no honest bootstrap interval: no bounds (not a zero-width one), labelled.
+        assert (tenths.ci_low, tenths.estimate, tenths.ci_high) == (None, 0.1, None)
         assert tenths.method_used == "none" and "same value" in (tenths.fallback_reason or "")
 
 
 def test_bootstrap_unbounded_constant_column_gets_no_exact_bound() -> None:
     # A paired difference of 1.0 everywhere is not a [0, 1] score: no Clopper-Pearson.
     [iv] = bootstrap_means(np.ones((50, 1)), resamples=100, bounded=False)
-    assert (iv.ci_low, iv.ci_high, iv.method_used) == (1.0, 1.0, "none")
+    assert (iv.estimate, iv.ci_low, iv.ci_high, iv.method_used) == (1.0, None, None, "none")
 
 
 def test_bootstrap_identical_columns_get_identical_intervals(curve: np.ndarray) -> None:

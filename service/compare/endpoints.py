@@ -9,9 +9,11 @@ from fastapi import APIRouter, Query
 
 from service.compare import service as compare_service
 from service.compare.schemas import Comparison
+from service.datasets.schemas import StorableStr
 from service.dependencies import SessionDep, openapi_422, openapi_error
 from service.metrics.schemas import IntervalMethod
 from service.metrics.service import parse_ks
+from service.release import service as release_service
 from service.statistics import MAX_RESAMPLES
 from service.statistics.paired import MAX_PERMUTATIONS
 
@@ -70,9 +72,19 @@ async def compare(
         int, Query(ge=1, le=MAX_PERMUTATIONS, description="Sign vectors for the permutation test when not exact")
     ] = 10_000,
     items_limit: Annotated[int, Query(ge=0, le=MAX_ITEMS, description="Per-problem items returned")] = 1000,
+    rule: Annotated[
+        StorableStr | None,
+        Query(
+            max_length=300,
+            description="A release rule (name or id): adds its verdict as `release`; the rule's confidence "
+            "then applies, and the k its clauses need are added.",
+        ),
+    ] = None,
 ) -> Comparison:
     options = compare_service.CompareOptions(
         ks=parse_ks(k), intersection=intersection, method=method, confidence=confidence, resamples=resamples,
         seed=seed, permutations=permutations, items_limit=items_limit,
     )
+    if rule is not None:
+        return await release_service.evaluate_runs(session, rule, base, candidate, options)
     return await compare_service.compare_runs(session, base, candidate, options)

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.metrics.schemas import IntervalMethod, IntervalOut
+from service.metrics.schemas import FigureOut, IntervalMethod, IntervalOut
+from service.release.schemas import ReleaseEvaluation
 from service.runs.schemas import RunStatus
 
 
@@ -21,6 +22,31 @@ class RunSide(BaseModel):
     excluded_sandbox_errors: int = Field(description="Samples of the compared problems excluded from n.")
     n_min: int | None = Field(description="Smallest n over the compared problems.")
     n_max: int | None
+
+
+class DetectabilityOut(BaseModel):
+    """Seed 004: MDD = (z_0.975 + z_0.80) sqrt(d / n) = 2.8 sqrt(d / n); 15 % discordance, n = 100: 10.8 points."""
+
+    discordance: float = Field(
+        description="mean((candidate_i - base_i)^2) over problems: the share of discordant problems for 0/1 outcomes."
+    )
+    minimum_detectable_difference: float = Field(
+        description="Smallest true difference this comparison detects with the stated confidence and power."
+    )
+    observed_difference: float
+    standard_error: float = Field(description="Normal approximation sqrt((d - diff^2) / n).")
+    detectable: bool = Field(description="|observed difference| >= MDD.")
+    problems_needed: int | None = Field(description="Problems for the observed difference to be detectable; null if 0.")
+    more_problems_needed: int | None = Field(description="problems_needed - problems compared, at least 0.")
+    confidence: float
+    power: float
+
+
+class PairedFigureOut(BaseModel):
+    base: FigureOut
+    candidate: FigureOut
+    difference: FigureOut = Field(description="candidate - base, every resample drawing the same problems for both.")
+    relative_difference: FigureOut = Field(description="candidate / base - 1 (0.10 = 10 % higher).")
 
 
 class CompareMetric(BaseModel):
@@ -37,6 +63,9 @@ class CompareMetric(BaseModel):
     correlation: float | None = Field(
         description="Pearson correlation of the runs' per-problem pass@k; null if either is constant. "
         "High correlation is what makes the paired interval narrower than two separate ones."
+    )
+    detectability: DetectabilityOut = Field(
+        description="Minimum detectable difference (95 % confidence, 80 % power) and problems needed for the observed one."
     )
 
 
@@ -123,4 +152,18 @@ class Comparison(BaseModel):
     metrics: list[CompareMetric]
     per_problem: PerProblem
     mcnemar: McNemarOut | None = Field(description="Only when both runs have exactly one sample per problem.")
+    currency: str | None = Field(None, description="Of both runs' costs (costs in two currencies are not compared).")
+    figures: dict[str, PairedFigureOut] = Field(
+        default_factory=dict,
+        description="Where both runs' samples carry the data: `mean_cost_per_sample`, `cost_per_success`, "
+        "`latency_p95_ms`, `brier`; paired bootstrap on the same resampled problems as pass@k.",
+    )
+    incremental_cost_per_success: float | None = Field(
+        None,
+        description="(candidate - base mean cost per sample) / (candidate - base pass@1): what each extra success "
+        "costs (seed 004: $0.019 / 0.04 = $0.475). Null without costs or without a pass@1 difference.",
+    )
     warnings: list[str] = Field(description="E.g. differing sampling metadata: read the difference with that in mind.")
+    release: ReleaseEvaluation | None = Field(
+        None, description="With `rule`: the release rule's verdict on this comparison, clause by clause."
+    )

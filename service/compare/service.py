@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 import anyio.to_thread
@@ -20,18 +20,27 @@ from sandbox.verdicts import Verdict
 from service.compare.schemas import (
     CompareMetric,
     Comparison,
+    DetectabilityOut,
+    PairedFigureOut,
     McNemarOut,
     PerProblem,
     ProblemDelta,
     RunSide,
 )
 from service.dependencies import Conflict, InvalidInput
-from service.metrics.convert import interval_out
-from service.metrics.service import ProblemCounts, load_counts
+from service.metrics.convert import figure_out, interval_out
+from service.metrics.service import ProblemCounts, load_counts, load_sample_columns
 from service.models import Run
 from service.statistics import KTooLarge, per_problem_estimates
 from service.statistics.bootstrap import derive_seed
 from service.statistics.intervals import Method
+from service.statistics.power import detectability
+from service.statistics.operating import (
+    PairedFigure,
+    SampleColumns,
+    incremental_cost_per_success,
+    paired_figures,
+)
 from service.statistics.paired import (
     correlation,
     mcnemar,
@@ -165,6 +174,30 @@ def _warnings(base: _Loaded, candidate: _Loaded, paired: _Paired, partial_: bool
     return out
 
 
+def _detectability_out(differences: np.ndarray) -> DetectabilityOut:
+    d = detectability(differences)
+    return DetectabilityOut(**{f: getattr(d, f) for f in DetectabilityOut.model_fields})
+
+
+def _paired_out(figure: PairedFigure) -> PairedFigureOut:
+    return PairedFigureOut(
+        base=figure_out(figure.base), candidate=figure_out(figure.candidate),
+        difference=figure_out(figure.difference), relative_difference=figure_out(figure.relative_difference),
+    )
+
+
+def _without_cost(columns: SampleColumns) -> SampleColumns:
+    return replace(columns, cost=np.full(columns.cost.shape, np.nan))
+
+
+def _figures(
+    base: SampleColumns, candidate: SampleColumns, problems: int, options: CompareOptions
+) -> dict[str, PairedFigure]:
+    return paired_figures(
+        base, candidate, problems, resamples=options.resamples, confidence=options.confidence, seed=options.seed
+    )
+
+
 def _compute(paired: _Paired, options: CompareOptions) -> tuple[list[CompareMetric], PerProblem, McNemarOut | None]:
     ks = list(options.ks)
     nb = np.array([p.n for p in paired.base], dtype=np.int64)
@@ -188,6 +221,7 @@ def _compute(paired: _Paired, options: CompareOptions) -> tuple[list[CompareMetr
                 k=k, base=interval_out(intervals[j].base), candidate=interval_out(intervals[j].candidate),
                 difference=interval_out(intervals[j].difference), p_value=p_value, p_value_exact=exact,
                 permutations=options.permutations, correlation=correlation(base_at[:, j], cand_at[:, j]),
+                detectability=_detectability_out(cand_at[:, j] - base_at[:, j]),
             )
         )
     tally = win_loss_tie(base_at[:, 0], cand_at[:, 0])
@@ -231,6 +265,28 @@ async def compare_runs(
         raise Conflict("no shared problem has finished in both runs yet: nothing to compare")
     _check_k(options.ks, [("base", paired.base), ("candidate", paired.candidate)], paired.ids)
     metrics, per_problem, mcnemar_out = await anyio.to_thread.run_sync(partial(_compute, paired, options))
+    warnings = _warnings(base, candidate, paired, partial_)
+    columns_b = await load_sample_columns(session, base.run.id, paired.ids)
+    columns_c = await load_sample_columns(session, candidate.run.id, paired.ids)
+    currency = base.run.currency or candidate.run.currency
+    if base.run.currency and candidate.run.currency and base.run.currency != candidate.run.currency:
+        warnings.append(
+            f"costs are in {base.run.currency} and {candidate.run.currency}: cost figures are not compared"
+        )
+        columns_b = _without_cost(columns_b)
+        columns_c = _without_cost(columns_c)
+        currency = None
+    figures: dict[str, PairedFigure] = {}
+    if columns_b.problem.size and columns_c.problem.size:
+        figures = await anyio.to_thread.run_sync(partial(_figures, columns_b, columns_c, len(paired.ids), options))
+    incremental = None
+    if "mean_cost_per_sample" in figures and metrics[0].k == 1:
+        mean_cost = figures["mean_cost_per_sample"]
+        if mean_cost.base.estimate is not None and mean_cost.candidate.estimate is not None:
+            incremental = incremental_cost_per_success(
+                mean_cost.base.estimate, metrics[0].base.estimate, mean_cost.candidate.estimate,
+                metrics[0].candidate.estimate,
+            )
     same_dataset = base.run.dataset_id == candidate.run.dataset_id
     return Comparison(
         base=_side(base, paired.base),
@@ -247,5 +303,8 @@ async def compare_runs(
         metrics=metrics,
         per_problem=per_problem,
         mcnemar=mcnemar_out,
-        warnings=_warnings(base, candidate, paired, partial_),
+        currency=currency,
+        figures={name: _paired_out(figure) for name, figure in figures.items()},
+        incremental_cost_per_success=incremental,
+        warnings=warnings,
     )

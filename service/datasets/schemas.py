@@ -19,7 +19,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails
 
-from service.formats.compare import POLICIES
+from sandbox.runtime.compare import POLICIES
 
 
 def _storable(value: str) -> str:

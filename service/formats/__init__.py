@@ -10,8 +10,8 @@
 The candidate's code never runs in the process that judges it: trusted_tests.py
 (HumanEval, MBPP) calls it in a child process over a pipe, driver.py (stdio,
 call) runs each case in a child. Every program passes only by returning
-normally (see sandbox/image/supervisor.py).
-Comparison policies are documented in service/formats/compare.py.
+normally (see sandbox/runtime/supervisor.py).
+Comparison policies are documented in sandbox/runtime/compare.py; the judges are sandbox/runtime/trusted_tests.py and driver.py.
 """
 
 from __future__ import annotations

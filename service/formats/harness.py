@@ -1,30 +1,22 @@
 """Programs judged by passk's in-sandbox judges: stdin/stdout, call-based, and HumanEval/MBPP tests.
 
-The judges (compare.py, driver.py, trusted_tests.py) travel as the program's
-`library`: verbatim, so what runs in the sandbox is what the tests import, and
-compiled once per container rather than once per program. The program text
-itself is one call with the sample's configuration.
+The judges live in the sandbox image (sandbox/runtime: driver.py and
+trusted_tests.py). A judged program's text is one call to the judge's entry
+point with the sample's configuration; the image's id is part of every cache
+key, so a changed judge never reuses an old verdict.
 """
 
 from __future__ import annotations
 
 import json
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from service.problems import Program
 
-_HERE = Path(__file__).resolve().parent
-_JUDGE_FILES = ("compare.py", "driver.py", "trusted_tests.py")
 # Time the driver itself needs (start-up, forks, comparisons) on top of the cases' CPU time.
 PROGRAM_SLACK_S = 1.0
 PER_CASE_SLACK_S = 0.05
-
-
-@lru_cache(maxsize=1)
-def judge_source() -> str:
-    return "\n\n".join((_HERE / name).read_text(encoding="utf-8") for name in _JUDGE_FILES)
 
 
 def _call(function: str, config: dict[str, Any]) -> str:
@@ -40,7 +32,7 @@ def driver_program(config: dict[str, Any]) -> Program:
     """
     cases = len(config["cases"])
     limit = config["case_time_limit_s"] * cases + PROGRAM_SLACK_S + PER_CASE_SLACK_S * cases
-    return Program(_call("_passk_main", config), round(limit, 3), library=judge_source())
+    return Program(_call("_passk_main", config), round(limit, 3), judged=True)
 
 
 @lru_cache(maxsize=4096)
@@ -61,6 +53,6 @@ def trusted_prelude(prompt: str) -> str:
 
 
 def trusted_tests_program(candidate: str, prelude: str, tests: str, entry_point: str | None) -> Program:
-    """Tests run by the judge, the candidate (`candidate` source) in a child it calls (trusted_tests.py)."""
+    """Tests run by the judge, the candidate (`candidate` source) in a process of its own (trusted_tests.py)."""
     config = {"candidate": candidate, "prelude": prelude, "tests": tests, "entry_point": entry_point}
-    return Program(_call("_passk_tests_main", config), library=judge_source())
+    return Program(_call("_passk_tests_main", config), judged=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.formats.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL_TOL
+from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL_TOL
 from service.formats.harness import driver_program
 from service.formats.limits import case_time_limit_s
 from service.problems import Program

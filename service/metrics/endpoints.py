@@ -65,7 +65,11 @@ _K_TOO_LARGE: dict[int | str, dict[str, Any]] = {
         "while others are pending the response has `partial: true`. A k above some problem's n is refused (422) "
         "rather than reported as 1.0. The same seed gives the same interval. `plugin=true` adds the biased "
         "plug-in estimates beside the unbiased ones; `group_by=tag` adds per-tag metrics with micro and macro "
-        "averages; `diversity=true` summarises distinct programs per problem."
+        "averages; `diversity=true` summarises distinct programs per problem. Where samples carry them, `cost` "
+        "(mean per sample, cost per success = total cost / passes, cost of k samples per problem and per solved "
+        "problem), `latency` (p50/p95/p99), `tokens`, `steps` and `calibration` (Brier with its Murphy "
+        "decomposition, ECE over `bins` equal-width and equal-count bins, the reliability diagram), each interval "
+        "on the same resampled problems as pass@k."
     ),
     responses=_K_TOO_LARGE,
 )
@@ -91,12 +95,13 @@ async def get_metrics(
     diversity: Annotated[
         bool, Query(description="Summarise distinct programs per problem (reads every completion: slower)")
     ] = False,
+    bins: Annotated[int, Query(ge=1, le=100, description="Calibration bins (ECE, reliability diagram)")] = 10,
 ) -> RunMetrics:
     options = Options(
         ks=metrics_service.parse_ks(k), method=method, confidence=confidence, resamples=resamples, seed=seed,
         plugin=plugin, group_by_tag=group_by == "tag", tag_prefix=tag_prefix,
     )
-    return await metrics_service.run_metrics(session, run_id, options, diversity=diversity)
+    return await metrics_service.run_metrics(session, run_id, options, diversity=diversity, bins=bins)
 
 
 @router.get(

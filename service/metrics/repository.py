@@ -6,10 +6,10 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, func, literal_column, select
+from sqlalchemy import Row, func, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from sandbox.verdicts import Verdict
+from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service.models import Dataset, Problem, Run, Sample
 from service.runs.repository import PENDING_STATES
 
@@ -62,5 +62,23 @@ class MetricsRepository:
             select(*outer)
             .join(per_problem, per_problem.c.problem_id == Problem.id)
             .order_by(Problem.position)
+        )
+        return (await self.session.execute(statement)).all()
+
+    async def sample_metadata(self, run_id: uuid.UUID) -> Sequence[Row[Any]]:
+        """(problem key, passed, cost, latency_ms, input_tokens, output_tokens, confidence, steps) of the run's
+        finished samples that carry any of them; sandbox errors are excluded as they are from n."""
+        metadata = (
+            Sample.cost, Sample.latency_ms, Sample.input_tokens, Sample.output_tokens, Sample.confidence, Sample.steps,
+        )
+        statement = (
+            select(Problem.key, (Sample.verdict == Verdict.PASSED.value).label("passed"), *metadata)
+            .join(Problem, Problem.id == Sample.problem_id)
+            .where(
+                Sample.run_id == run_id,
+                Sample.state == "done",
+                Sample.verdict.in_([v.value for v in MODEL_VERDICTS]),
+                or_(*(column.is_not(None) for column in metadata)),
+            )
         )
         return (await self.session.execute(statement)).all()

@@ -29,8 +29,8 @@ class IntervalOut(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [_INTERVAL_EXAMPLE]})
 
     estimate: float = Field(description="Mean over problems of the unbiased per-problem estimate.")
-    ci_low: float
-    ci_high: float
+    ci_low: float | None = Field(description="Null when no interval exists (one problem, or every problem has the same value).")
+    ci_high: float | None
     confidence: float
     standard_error: float = Field(description="CLT standard error: standard deviation over problems / sqrt(problems).")
     method: str = Field(description="Interval method asked for: a bootstrap over problems (the sampling unit).")
@@ -109,6 +109,85 @@ class GroupsOut(BaseModel):
     macro: AverageMetrics | None = Field(
         description="Unweighted mean of group means, stratified bootstrap: every group weighs the same."
     )
+
+
+class FigureOut(BaseModel):
+    """A figure with a percentile bootstrap interval over problems (pass@k's resampled problems)."""
+
+    estimate: float | None = Field(description="Null where the figure does not exist (e.g. no pass: no cost per success).")
+    ci_low: float | None
+    ci_high: float | None = Field(description="Null where some resamples make the figure unbounded (no pass in them).")
+    confidence: float
+    standard_error: float | None = Field(description="Standard deviation of the bootstrap distribution.")
+    method_used: str = Field(description="`percentile`, or `none` when the figure does not exist.")
+    resamples: int
+    note: str | None = None
+
+
+class CostAtKOut(BaseModel):
+    k: int
+    per_problem: FigureOut = Field(description="Cost of drawing k samples per problem: k x mean cost per sample.")
+    per_solved_problem: FigureOut = Field(description="k x mean cost per sample / pass@k.")
+
+
+class CostOut(BaseModel):
+    currency: str | None
+    samples: int = Field(description="Samples with a cost; every cost figure uses only these.")
+    passes: int = Field(description="Passes among those samples.")
+    total: float
+    mean_per_sample: FigureOut = Field(description="total cost / samples")
+    per_success: FigureOut = Field(description="total cost / passes (seed 004: 0.012 / 0.82 = 0.0146)")
+    at_k: list[CostAtKOut]
+
+
+class LatencyOut(BaseModel):
+    samples: int
+    mean_ms: float = Field(description="For reference only: read the percentiles.")
+    p50_ms: FigureOut
+    p95_ms: FigureOut
+    p99_ms: FigureOut
+
+
+class TokensOut(BaseModel):
+    samples: int
+    total_input: float
+    total_output: float
+    mean_input: FigureOut | None
+    mean_output: FigureOut | None
+
+
+class StepsOut(BaseModel):
+    samples: int
+    mean: FigureOut
+    per_success: FigureOut = Field(description="total steps / passes")
+
+
+class CalibrationBinOut(BaseModel):
+    low: float
+    high: float
+    count: int
+    mean_confidence: float | None
+    accuracy: float | None
+
+
+class MurphyOut(BaseModel):
+    reliability: float = Field(description="sum n_k (f_k - o_k)^2 / N: 0 when calibrated.")
+    resolution: float = Field(description="sum n_k (o_k - o)^2 / N: higher separates outcomes better.")
+    uncertainty: float = Field(description="o (1 - o): set by the pass rate, not by the confidences.")
+    within_bin_variance: float = Field(description="Of forecasts inside a bin; 0 when each bin holds one value.")
+    within_bin_covariance: float
+    total: float = Field(description="REL - RES + UNC + WBV - WBC: equals the Brier score.")
+
+
+class CalibrationOut(BaseModel):
+    samples: int = Field(description="Samples with a confidence.")
+    bins: int
+    brier: FigureOut
+    decomposition: MurphyOut = Field(description="Murphy decomposition over the equal-width bins.")
+    ece_equal_width: float
+    ece_equal_count: float
+    reliability_diagram: list[CalibrationBinOut] = Field(description="Equal-width bins: the dashboard's diagram.")
+    reliability_diagram_equal_count: list[CalibrationBinOut]
 
 
 class RunMetrics(BaseModel):
@@ -199,6 +278,11 @@ class RunMetrics(BaseModel):
     histogram: HistogramOut | None = Field(description="Per-problem pass rates c/n: usually bimodal.")
     diversity: DiversityOut | None = Field(None, description="With diversity=true.")
     groups: GroupsOut | None = Field(None, description="With group_by=tag: per-tag metrics, micro and macro.")
+    cost: CostOut | None = Field(None, description="Where samples carry a cost.")
+    latency: LatencyOut | None = Field(None, description="Where samples carry latency_ms.")
+    tokens: TokensOut | None = Field(None, description="Where samples carry token counts.")
+    steps: StepsOut | None = Field(None, description="Where samples carry steps.")
+    calibration: CalibrationOut | None = Field(None, description="Where samples carry a confidence.")
     warnings: list[str] = Field(default_factory=list)
     note: str | None = None
 

@@ -14,7 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service.dependencies import InvalidInput, NotFound
-from service.metrics.convert import diversity_out, groups_out, histogram_out, metric_out
+from service.metrics.convert import (
+    calibration_out,
+    diversity_out,
+    groups_out,
+    histogram_out,
+    metric_out,
+    operating_out,
+)
 from service.metrics.repository import MetricsRepository
 from service.metrics.schemas import (
     DiversityOut,
@@ -25,8 +32,10 @@ from service.metrics.schemas import (
 from service.models import Run
 from service.runs.schemas import VerdictCounts, coverage
 from service.statistics import KTooLarge, per_problem_estimates
+from service.statistics.calibration import CalibrationSummary, calibration_summary
 from service.statistics.groups import TooManyGroups
-from service.statistics.summary import Options, RunSummary, summarize
+from service.statistics.operating import OperatingSummary, SampleColumns, operating_summary
+from service.statistics.summary import Options, RunSummary, canonical_order, summarize
 
 MAX_KS = 32
 _K = re.compile(r"[0-9]{1,9}")  # ASCII only, and short enough that int() cannot blow up
@@ -117,6 +126,45 @@ def _diversity(problems: Sequence[ProblemCounts]) -> DiversityOut | None:
     return diversity_out(known)
 
 
+async def load_sample_columns(session: AsyncSession, run_id: uuid.UUID, keys: Sequence[str]) -> SampleColumns:
+    """Per-sample metadata of the run's finished samples on these problems (rows in `keys` order)."""
+    rows = await MetricsRepository(session).sample_metadata(run_id)
+    index = {key: i for i, key in enumerate(keys)}
+    kept = [row for row in rows if row.key in index]
+    if not kept:
+        return SampleColumns.empty()
+
+    def column(name: str) -> np.ndarray:
+        # None -> NaN: "not sent"
+        return np.array([getattr(row, name) for row in kept], dtype=np.float64)
+
+    return SampleColumns(
+        problem=np.array([index[row.key] for row in kept], dtype=np.intp),
+        passed=np.array([1.0 if row.passed else 0.0 for row in kept]),
+        cost=column("cost"),
+        latency_ms=column("latency_ms"),
+        input_tokens=column("input_tokens"),
+        output_tokens=column("output_tokens"),
+        confidence=column("confidence"),
+        steps=column("steps"),
+    )
+
+
+def sample_figures(
+    problems: Sequence[ProblemCounts], columns: SampleColumns, options: Options, bins: int
+) -> tuple[OperatingSummary, CalibrationSummary | None]:
+    """Cost, latency, tokens, steps and calibration on the resampled problems of pass@k (same seed)."""
+    ns = np.fromiter((p.n for p in problems), dtype=np.int64, count=len(problems))
+    cs = np.fromiter((p.c for p in problems), dtype=np.int64, count=len(problems))
+    pass_at, _ = per_problem_estimates(ns, cs, list(options.ks), [p.key for p in problems])
+    common = {"resamples": options.resamples, "confidence": options.confidence, "seed": options.seed}
+    operating = operating_summary(columns, len(problems), pass_at, list(options.ks), **common)
+    calibration = calibration_summary(
+        columns.problem, columns.confidence, columns.passed, len(problems), bins=bins, **common
+    )
+    return operating, calibration
+
+
 def _summarize(problems: Sequence[ProblemCounts], options: Options) -> RunSummary:
     ids = [p.key for p in problems]
     ns = np.fromiter((p.n for p in problems), dtype=np.int64, count=len(problems))
@@ -125,7 +173,7 @@ def _summarize(problems: Sequence[ProblemCounts], options: Options) -> RunSummar
 
 
 async def run_metrics(
-    session: AsyncSession, run_id: uuid.UUID, options: Options, *, diversity: bool = False
+    session: AsyncSession, run_id: uuid.UUID, options: Options, *, diversity: bool = False, bins: int = 10
 ) -> RunMetrics:
     # Distinct programs read every completion (~0.2 s per 200,000 samples): only when asked.
     run, _, counts = await load_counts(session, run_id, distinct_programs=diversity)
@@ -140,6 +188,17 @@ async def run_metrics(
             raise k_too_large(exc) from exc
         except TooManyGroups as exc:
             raise InvalidInput(["query", "tag_prefix"], str(exc), options.tag_prefix) from exc
+    extras: dict[str, object] = {}
+    if summary is not None:
+        # In the order summarize resamples problems (by id), so these figures draw exactly pass@k's
+        # resampled problems: cost per solved problem's bounds stay cost / pass@k's bounds.
+        ordered = [finished[i] for i in canonical_order([p.key for p in finished])]
+        columns = await load_sample_columns(session, run_id, [p.key for p in ordered])
+        if columns.problem.size:
+            operating, calibration = await anyio.to_thread.run_sync(
+                partial(sample_figures, ordered, columns, options, bins)
+            )
+            extras = {**operating_out(operating, run.currency), "calibration": calibration_out(calibration)}
     note = None
     if not finished:
         note = "no problem has finished yet: metrics appear once all samples of at least one problem have run"
@@ -200,6 +259,7 @@ async def run_metrics(
         histogram=histogram,
         diversity=diversity_summary,
         groups=groups_out(summary.groups, options.ks) if summary and summary.groups else None,
+        **extras,  # type: ignore[arg-type]
         warnings=warnings,
         note=note,
     )

@@ -14,13 +14,17 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sandbox.verdicts import Verdict
 from service.models import Dataset, Problem, Run, Sample
 
-_COPY_SAMPLES = 'COPY samples (run_id, problem_id, "index", completion) FROM STDIN'
+_COPY_SAMPLES = (
+    'COPY samples (run_id, problem_id, "index", completion, cost, latency_ms, input_tokens, output_tokens, '
+    "confidence, steps) FROM STDIN"
+)
 PENDING_STATES = ("queued", "leased")
 
 _SAMPLE_COLUMNS = (
     Sample.id, Problem.key.label("problem_id"), Sample.index, Sample.state, Sample.verdict, Sample.attempts,
     Sample.duration_ms, Sample.cpu_ms, Sample.exit_code, Sample.signal, Sample.detail, Sample.stdout,
     Sample.stderr, Sample.stdout_truncated, Sample.stderr_truncated, Sample.finished_at, Sample.cached, Sample.rerun,
+    Sample.cost, Sample.latency_ms, Sample.input_tokens, Sample.output_tokens, Sample.confidence, Sample.steps,
 )
 
 
@@ -47,7 +51,7 @@ class RunRepository:
         statement = pg_insert(Run).values(**values, created_at=func.clock_timestamp()).returning(Run)
         return (await self.session.execute(statement)).scalar_one()
 
-    async def copy_samples(self, rows: Iterable[tuple[uuid.UUID, int, int, str]]) -> None:
+    async def copy_samples(self, rows: Iterable[tuple[Any, ...]]) -> None:
         """COPY on the session's own connection, so the samples share the run's transaction.
 
         Tens of thousands of rows go in one stream instead of as INSERT parameters.

@@ -24,6 +24,11 @@ SampleState = Literal["queued", "leased", "done", "cancelled"]
 # Strict so the stored sampling is what was sent: 1 stays 1, "0.7" is refused rather than converted.
 NonNegative = Annotated[StrictInt, Field(ge=0)] | Annotated[StrictFloat, Field(ge=0, allow_inf_nan=False)]
 UnitInterval = Annotated[StrictInt, Field(gt=0, le=1)] | Annotated[StrictFloat, Field(gt=0, le=1)]
+Probability = Annotated[StrictInt, Field(ge=0, le=1)] | Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)]
+Count = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
+Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code, e.g. `USD`.")]
+# Sent per sample, stored, returned with the samples and exported; metrics and comparisons use them.
+SAMPLE_METADATA = ("cost", "latency_ms", "input_tokens", "output_tokens", "confidence", "steps")
 
 
 def _check_json(value: Any, path: str) -> None:
@@ -76,6 +81,14 @@ class Sampling(BaseModel):
 class SampleIn(BaseModel):
     problem_id: Key = Field(description="The dataset's problem id (e.g. `HumanEval/0`).")
     completion: StorableStr = Field(description="Generated code appended to the prompt.")
+    cost: NonNegative | None = Field(None, description="What generating this sample cost, in the run's `currency`.")
+    latency_ms: NonNegative | None = Field(None, description="Generation latency in milliseconds.")
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    confidence: Probability | None = Field(
+        None, description="The model's own probability, in [0, 1], that this sample is correct (for calibration)."
+    )
+    steps: Count | None = Field(None, description="Agent steps or attempts it took to produce the sample.")
 
 
 class RunCreate(BaseModel):
@@ -103,7 +116,19 @@ class RunCreate(BaseModel):
     time_limit_s: PositiveSeconds | None = Field(None, description="Overrides the dataset's time limit.")
     memory_mb: PositiveMB | None = Field(None, description="Overrides the dataset's memory limit.")
     cache: bool = Field(True, description="Reuse verdicts of identical programs under identical limits.")
+    currency: Currency | None = Field(None, description="Currency of every sample's `cost`; required with costs.")
     samples: list[SampleIn] = Field(min_length=1, description="Every sample of the run, in one request.")
+
+    @model_validator(mode="after")
+    def _currency_with_costs(self) -> RunCreate:
+        if self.currency is None:
+            for position, sample in enumerate(self.samples):
+                if sample.cost is not None:
+                    raise ValueError(
+                        f"sample {position} has a cost but the run has no currency: send `currency` "
+                        "(an ISO 4217 code such as USD) with the run"
+                    )
+        return self
 
 
 class VerdictCounts(BaseModel):
@@ -195,6 +220,7 @@ class RunSummary(BaseModel):
     time_limit_s: float = Field(description="Effective: the run's, else the dataset's, else the server default.")
     memory_mb: int = Field(description="Effective: the run's, else the dataset's, else the server default.")
     cache: bool
+    currency: str | None = Field(None, description="Currency of the samples' `cost`.")
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
@@ -282,6 +308,12 @@ class SampleRead(BaseModel):
     cached: bool = Field(description="The verdict was taken from the result cache (an identical program under identical limits ran before).")
     rerun: bool = Field(description="A wall-clock timeout was re-run alone before the verdict became final.")
     completion: str | None = Field(None, description="Only with `include=completion`.")
+    cost: float | None = Field(None, description="As sent, in the run's currency.")
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    confidence: float | None = None
+    steps: int | None = Field(None, description="Agent steps as sent (`attempts` counts sandbox executions).")
 
 
 class SamplePage(BaseModel):

@@ -20,6 +20,7 @@ from service.runs.schemas import (
     RunCreate,
     RunList,
     RunRead,
+    SAMPLE_METADATA,
     RunSummary,
     RunUpdate,
     SamplePage,
@@ -57,6 +58,7 @@ def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary
         time_limit_s=_first(run.time_limit_s, dataset_time, settings.default_time_limit_s),
         memory_mb=_first(run.memory_mb, dataset_memory, settings.default_memory_mb),
         cache=run.use_cache,
+        currency=run.currency,
         created_at=run.created_at,
         started_at=run.started_at,
         finished_at=run.finished_at,
@@ -90,14 +92,13 @@ def _check_completions(body: RunCreate, settings: Settings) -> None:
             )
 
 
-def _sample_rows(
-    run_id: uuid.UUID, body: RunCreate, problem_ids: dict[str, int]
-) -> Iterator[tuple[uuid.UUID, int, int, str]]:
-    """(run_id, problem_id, index, completion); index counts per problem, in request order."""
+def _sample_rows(run_id: uuid.UUID, body: RunCreate, problem_ids: dict[str, int]) -> Iterator[tuple[Any, ...]]:
+    """(run_id, problem_id, index, completion, *metadata); index counts per problem, in request order."""
     next_index: dict[int, int] = defaultdict(int)
     for sample in body.samples:
         problem = problem_ids[sample.problem_id]
-        yield run_id, problem, next_index[problem], sample.completion
+        metadata = tuple(getattr(sample, name) for name in SAMPLE_METADATA)
+        yield run_id, problem, next_index[problem], sample.completion, *metadata
         next_index[problem] += 1
 
 
@@ -132,6 +133,7 @@ async def create(session: AsyncSession, settings: Settings, body: RunCreate) -> 
             "time_limit_s": body.time_limit_s,
             "memory_mb": body.memory_mb,
             "use_cache": body.cache,
+            "currency": body.currency,
             "sample_count": len(body.samples),
             "problem_count": len({sample.problem_id for sample in body.samples}),
         }

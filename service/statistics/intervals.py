@@ -48,8 +48,8 @@ class Interval:
     """A point estimate with a confidence interval over problems."""
 
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None  # None when no interval exists (one problem, or every problem has the same value)
+    ci_high: float | None
     confidence: float
     method: str  # as requested: "bca" or "percentile"
     resamples: int
@@ -188,7 +188,8 @@ def intervals_from_distribution(
                     if problems == 1
                     else "every problem has the same value: the bootstrap has no variation to resample"
                 )
-                out.append(Interval(value, value, value, standard_error=0.0, method_used="none",
+                # Not a zero-width "interval": resampling says nothing here, so there are no bounds.
+                out.append(Interval(value, None, None, standard_error=0.0, method_used="none",
                                     fallback_reason=reason, **common))
             continue
         column = ordered[:, j]

@@ -100,6 +100,8 @@ def coverage(
             seed=derive_seed(seed, f"repetition:{repetition}"),
         )
         for j, (interval, truth) in enumerate(zip(intervals, truths, strict=True)):
+            if interval.ci_low is None or interval.ci_high is None:
+                continue  # no interval (every problem scored alike): counted as a miss on neither side
             covered[j] += interval.ci_low <= truth <= interval.ci_high
             low_misses[j] += interval.ci_high < truth
             high_misses[j] += interval.ci_low > truth
@@ -108,4 +110,111 @@ def coverage(
         Coverage(k, truths[j], int(covered[j]), repetitions, float(widths[j] / repetitions),
                  int(low_misses[j]), int(high_misses[j]))
         for j, k in enumerate(ks)
+    ]
+
+
+# ---- cost per success and p95 latency ----------------------------------------------------------------------
+#
+# A population with known answers: per problem a pass rate p_i from the bimodal mixture, a cost level
+# 0.01 * exp(0.5 z_i) * (1.5 - p_i) (hard problems cost more) and a latency level 800 ms * exp(0.4 z'_i);
+# per sample a pass ~ Bernoulli(p_i), cost = level * lognormal(-0.02, 0.2) (mean 1) and
+# latency = level * exp(0.3 e). Then cost per success = E[cost] / E[pass]
+# = 0.01 e^0.125 (1.5 - E p) / E p, and the pooled latency is lognormal with sigma 0.5, so the
+# true p95 is 800 exp(0.5 z_0.95).
+
+FIGURES = ("cost_per_success", "latency_p95_ms")
+
+
+def true_cost_per_success(population: BetaMixture = BIMODAL) -> float:
+    mean_p = true_pass_at_k(population, 1)
+    return float(0.01 * np.exp(0.125) * (1.5 - mean_p) / mean_p)
+
+
+def true_latency_p95() -> float:
+    from scipy.stats import norm
+
+    return float(800.0 * np.exp(0.5 * norm.ppf(0.95)))
+
+
+def draw_operating_run(
+    population: BetaMixture, problems: int, samples: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(problem row, passed, cost, latency_ms) per sample of one simulated run."""
+    p = population.draw(problems, rng)
+    cost_level = 0.01 * np.exp(0.5 * rng.standard_normal(problems)) * (1.5 - p)
+    latency_level = 800.0 * np.exp(0.4 * rng.standard_normal(problems))
+    row = np.repeat(np.arange(problems), samples)
+    passed = (rng.random(problems * samples) < p[row]).astype(np.float64)
+    cost = cost_level[row] * np.exp(0.2 * rng.standard_normal(row.size) - 0.02)
+    latency = latency_level[row] * np.exp(0.3 * rng.standard_normal(row.size))
+    return row, passed, cost, latency
+
+
+@dataclass(frozen=True)
+class FigureCoverage:
+    figure: str
+    truth: float
+    covered: int
+    repetitions: int
+    mean_width: float
+    misses_low: int
+    misses_high: int
+
+    @property
+    def rate(self) -> float:
+        return self.covered / self.repetitions
+
+
+def figure_coverage(
+    *,
+    population: BetaMixture = BIMODAL,
+    problems: int = 164,
+    samples: int = 10,
+    repetitions: int = 1000,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> list[FigureCoverage]:
+    """Measured coverage of the cost-per-success and p95-latency intervals (as GET /metrics computes them)."""
+    from service.statistics.operating import (
+        PooledValues,
+        bootstrap_distribution,
+        figures_from_distribution,
+        problem_sums,
+        ratio_of_sums,
+        weighted_percentiles,
+    )
+
+    rng = np.random.default_rng(seed)
+    truths = [true_cost_per_success(population), true_latency_p95()]
+    covered = np.zeros(2, dtype=np.int64)
+    low = np.zeros(2, dtype=np.int64)
+    high = np.zeros(2, dtype=np.int64)
+    widths = np.zeros(2)
+    for repetition in range(repetitions):
+        row, passed, cost, latency = draw_operating_run(population, problems, samples, rng)
+        cost_sum, _ = problem_sums(row, cost, problems)
+        passes, _ = problem_sums(row, passed, problems)
+        pooled = PooledValues.of(row, latency)
+        per_success = ratio_of_sums(cost_sum, passes)
+
+        def statistic(idx: np.ndarray) -> np.ndarray:
+            return np.column_stack([per_success(idx), weighted_percentiles(pooled, idx, problems, (0.95,))[:, 0]])
+
+        estimate, distribution = bootstrap_distribution(
+            problems, statistic, resamples=resamples, seed=derive_seed(seed, f"figures:{repetition}")
+        )
+        for j, figure in enumerate(figures_from_distribution(estimate, distribution, confidence=confidence)):
+            truth = truths[j]
+            if figure.ci_low is None or figure.ci_high is None:
+                high[j] += figure.ci_low is not None and figure.ci_low > truth
+                continue
+            covered[j] += figure.ci_low <= truth <= figure.ci_high
+            low[j] += figure.ci_high < truth
+            high[j] += figure.ci_low > truth
+            widths[j] += figure.ci_high - figure.ci_low
+    return [
+        FigureCoverage(name, truths[j], int(covered[j]), repetitions, float(widths[j] / repetitions),
+                       int(low[j]), int(high[j]))
+        for j, name in enumerate(FIGURES)
     ]

@@ -49,7 +49,7 @@ def execute_batch(
                 leaders[key] = sample
             to_run.append(sample)
 
-    jobs = [Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes, s.library) for s in to_run]
+    jobs = [Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes, s.judged) for s in to_run]
     for job, outcome in zip(jobs, run_jobs(jobs) if jobs else [], strict=True):
         if needs_rerun(outcome):
             outcome = run_alone(job)

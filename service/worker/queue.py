@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam, text
 from sqlalchemy.orm import Session
 
-from sandbox.executor import Outcome, library_id
+from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
 from service.problems import program_for
 
@@ -62,19 +62,18 @@ class ClaimedSample:
     attempts: int
     # None when the run opted out of the result cache.
     cache_key: str | None = None
-    # passk's judge code for this program (see sandbox.executor.Job).
-    library: str | None = None
+    # Whether the program runs under one of passk's judges (see sandbox.executor.Job).
+    judged: bool = False
 
 
 # Bump when the supervisor's judging changes, so old cached verdicts stop matching.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
-def cache_key(program: str, time_limit_s: float, memory_bytes: int, image_id: str, library: str | None = None) -> str:
-    """Everything that decides a verdict: program bytes, judge library, limits, and the exact sandbox image."""
-    header = json.dumps(
-        [CACHE_VERSION, image_id, time_limit_s, memory_bytes, library_id(library) if library is not None else None]
-    ).encode()
+def cache_key(program: str, time_limit_s: float, memory_bytes: int, image_id: str, judged: bool = False) -> str:
+    """Everything that decides a verdict: program bytes, limits, and the exact sandbox image (which holds the
+    judges' code)."""
+    header = json.dumps([CACHE_VERSION, image_id, time_limit_s, memory_bytes, judged]).encode()
     return hashlib.sha256(header + b"\0" + program.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -117,9 +116,9 @@ def claim_batch(
                 time_limit_s=limit_s,
                 memory_bytes=memory_bytes,
                 attempts=row.attempts,
-                library=program.library,
+                judged=program.judged,
                 cache_key=(
-                    cache_key(program.text, limit_s, memory_bytes, image_id, program.library) if context.use_cache else None
+                    cache_key(program.text, limit_s, memory_bytes, image_id, program.judged) if context.use_cache else None
                 ),
             )
         )

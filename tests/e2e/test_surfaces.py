@@ -162,15 +162,17 @@ def test_degenerate_interval_says_why(stack: Stack, client: httpx.Client, sessio
     finally:
         stack.stop_workers()
     pass1 = client.get(f"/v1/runs/{run['id']}/metrics", params={"k": "1"}).json()["metrics"][0]["pass_at_k"]
-    assert (pass1["estimate"], pass1["ci_low"], pass1["ci_high"]) == (0.75, 0.75, 0.75)
+    assert (pass1["estimate"], pass1["ci_low"], pass1["ci_high"]) == (0.75, None, None)  # no bounds, not a zero-width one
     assert pass1["method_used"] == "none" and pass1["label"] == "no interval"
     assert pass1["fallback_reason"].startswith("a single problem")
     table = ok(passk(stack, "metrics", run["id"], "-k", "1")).stdout
-    assert "75.00% [75.00%, 75.00%] no interval (a single problem)" in table, table
+    assert "75.00% no interval (a single problem)" in table, table
     page = session.new_page()
     page.goto(f"/runs/{run['id']}")
     expect(page.locator("#stat-pass1-ci .ci-why")).to_have_text(" (a single problem)", timeout=30_000)
     expect(page.locator("#stat-pass1-ci .ci-label")).to_have_text("no interval")
+    expect(page.locator("#stat-pass1-ci .ci")).to_have_text("")  # no "[–, –]" brackets
+    assert page.locator("#stat-pass1-ci .ci").get_attribute("data-ci-low") is None
     assert "a single problem" in page.locator("#stat-pass1-ci .bracket").get_attribute("title")
     page.close()
 

@@ -77,5 +77,5 @@ def test_programs_that_hit_limits_do_not_affect_the_next(sandbox: Sandbox) -> No
     assert outcomes[4].verdict is Verdict.TIMEOUT
     for probe in outcomes[1::2]:
         assert probe.verdict is Verdict.PASSED, probe
-    # Each limit hit retired its container, so the probes ran in fresh ones.
-    assert sandbox.settings.stats["retired"] >= 2
+    # The clean-up after each program, not a fresh container, is what made the probes pass.
+    assert sandbox.settings.stats["retired"] == 0 and sandbox.settings.stats["broken"] == 0

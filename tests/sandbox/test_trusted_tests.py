@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from sandbox.executor import Outcome, Sandbox
-from service.formats.driver import _decode, _encode
+from sandbox.runtime.wire import decode as _decode, encode as _encode
 from service.problems import Program, program_for
 from tests.sandbox.programs import run_programs
 
@@ -88,7 +88,8 @@ def test_the_reward_hacks_that_beat_an_in_process_harness_all_fail(sandbox: Sand
     by_name = dict(zip(hacks, outcomes, strict=True))
     assert "returned a value of type Yes" in (by_name["always-equal"].detail or "")
     assert "returned a value of type Five" in (by_name["int-subclass"].detail or "")
-    assert by_name["kill-the-judge"].verdict.value == "crashed"
+    # The judge runs under another uid: the candidate may not signal it (nor its own parent, the zygote).
+    assert by_name["kill-the-judge"].verdict.value == "error" and "PermissionError" in (by_name["kill-the-judge"].detail or "")
     assert by_name["exit-0"].verdict.value == "failed" and by_name["sys-exit"].verdict.value == "failed"
 
 

@@ -88,7 +88,9 @@ export function clear(el, ...children) {
 export const pct = (x, digits = 1) => (x === null || x === undefined || Number.isNaN(x) ? "–" : (100 * x).toFixed(digits) + "%");
 export const num = (x) => (x === null || x === undefined ? "–" : Number(x).toLocaleString("en-US"));
 // Bounds with two decimals, as the CLI and `passk report` print them: the same bracket on every surface.
-export const interval = (m, digits = 2) => (m ? `[${pct(m.ci_low, digits)}, ${pct(m.ci_high, digits)}]` : "");
+// No bounds (null: one problem, or every problem scored alike) print nothing: the label says "no interval".
+export const hasBounds = (m) => Boolean(m) && m.ci_low !== null && m.ci_low !== undefined && m.ci_high !== null && m.ci_high !== undefined;
+export const interval = (m, digits = 2) => (hasBounds(m) ? `[${pct(m.ci_low, digits)}, ${pct(m.ci_high, digits)}]` : "");
 
 /** The short form of why an interval is degenerate ("a single problem", "every problem scores 1"). */
 export const shortReason = (reason) => (reason ? reason.split(/[:;,]/)[0] : "");
@@ -101,8 +103,8 @@ export function bracket(m) {
   if (!m) return h("span", { class: "muted" }, "");
   const degenerate = m.method_used === "none" || m.method_used === "clopper-pearson";
   return h("span", { class: "bracket", title: m.fallback_reason || "" },
-    h("span", { class: "ci", dataset: { ciLow: m.ci_low, ciHigh: m.ci_high } }, interval(m)), " ",
-    h("span", { class: "ci-label muted small" }, m.label || ""),
+    h("span", { class: "ci", dataset: hasBounds(m) ? { ciLow: m.ci_low, ciHigh: m.ci_high } : {} }, interval(m)), hasBounds(m) ? " " : null,
+    h("span", { class: "ci-label muted small" }, m.label || (hasBounds(m) ? "" : "no interval")),
     degenerate && m.fallback_reason ? h("span", { class: "ci-why small" }, ` (${shortReason(m.fallback_reason)})`) : null);
 }
 

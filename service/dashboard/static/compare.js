@@ -1,6 +1,6 @@
 // Compare page: two runs on the same problems, side by side. The paired difference, its interval
 // and p-value, and per-problem wins and losses all come from GET /v1/compare (paired over problems).
-import { api, boot, clear, downloadButton, errorText, h, interval, num, pct, problemPath, renderPager, toCsv, when } from "./common.js";
+import { api, boot, clear, downloadButton, errorText, h, hasBounds, interval, num, pct, problemPath, renderPager, toCsv, when } from "./common.js";
 import { forestPlot, scatterPlot } from "./charts.js";
 
 const PAGE_SIZE = 50;
@@ -71,10 +71,10 @@ function metricsTable(report) {
       const pTitle = m.p_value_method ? `${m.p_value_method}${m.p_value_exact ? ", exact" : `, ${num(m.permutations)} permutations`}` : "";
       return h("tr", { dataset: { k: m.k } },
         h("td", {}, `pass@${m.k}`),
-        h("td", { class: "num" }, pct(m.base.estimate), " ", h("span", { class: "muted small" }, interval(m.base))),
-        h("td", { class: "num" }, pct(m.candidate.estimate), " ", h("span", { class: "muted small" }, interval(m.candidate))),
+        h("td", { class: "num" }, pct(m.base.estimate), " ", h("span", { class: "muted small" }, hasBounds(m.base) ? interval(m.base) : "no interval")),
+        h("td", { class: "num" }, pct(m.candidate.estimate), " ", h("span", { class: "muted small" }, hasBounds(m.candidate) ? interval(m.candidate) : "no interval")),
         h("td", { class: `num diff ${cls}`, title: `${d.method_used || d.method || "bootstrap"} interval; standard error ${(100 * d.standard_error).toFixed(1)} pp` },
-          signedPp(d.estimate), " ", h("span", { class: "muted small" }, `[${signedPp(d.ci_low)}, ${signedPp(d.ci_high)}]`)),
+          signedPp(d.estimate), " ", h("span", { class: "muted small" }, hasBounds(d) ? `[${signedPp(d.ci_low)}, ${signedPp(d.ci_high)}]` : "no interval")),
         h("td", { class: "num p-value", title: pTitle }, pValue(m.p_value)),
         h("td", { class: "num" }, m.correlation === null || m.correlation === undefined ? "–" : m.correlation.toFixed(2)));
     })));
@@ -182,7 +182,7 @@ async function compare(runs) {
           h("div", { class: "stat" }, h("div", { class: "label" }, "candidate worse"), h("div", { class: "value delta-neg", id: "losses" }, num(losses))),
           h("div", { class: "stat" }, h("div", { class: "label" }, "ties"), h("div", { class: "value", id: "ties" }, num(ties)))),
         scatter)));
-  forestPlot(forest, report.metrics.map((m) => ({ label: `pass@${m.k}`, estimate: m.difference.estimate, lo: m.difference.ci_low, hi: m.difference.ci_high })));
+  forestPlot(forest, report.metrics.map((m) => ({ label: `pass@${m.k}`, estimate: m.difference.estimate, lo: m.difference.ci_low ?? m.difference.estimate, hi: m.difference.ci_high ?? m.difference.estimate })));
   scatterPlot(scatter, pp.items.map((it) => ({
     x: it.base, y: it.candidate, cls: it.delta > 0 ? "win" : it.delta < 0 ? "loss" : "tie",
     title: `${it.problem_id}: ${pct(it.base)} → ${pct(it.candidate)}`,

@@ -115,7 +115,8 @@ function renderChart() {
     series: chosen.map((r, i) => ({
       key: r.run.id, color: COLORS[i % COLORS.length], values: r.curves.at,
       label: `${r.run.display_name || r.run.model} T=${temperatureOf(r.run)}`,
-      band: KS.filter((k) => r.byK.has(k)).map((k) => ({ k, lo: r.byK.get(k).pass_at_k.ci_low, hi: r.byK.get(k).pass_at_k.ci_high })),
+      // no bounds (null: every problem scored alike): the band pinches to the estimate there
+      band: KS.filter((k) => r.byK.has(k)).map((k) => { const m = r.byK.get(k).pass_at_k; return { k, lo: m.ci_low ?? m.estimate, hi: m.ci_high ?? m.estimate }; }),
     })),
   });
 }

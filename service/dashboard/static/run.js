@@ -192,8 +192,9 @@ function renderCurves() {
   const source = state.band || state.metrics;
   for (const m of (source && source.metrics) || []) {
     if (m.k > curves.nMin) continue;
-    bands.at.push({ k: m.k, lo: m.pass_at_k.ci_low, hi: m.pass_at_k.ci_high });
-    bands.hat.push({ k: m.k, lo: m.pass_hat_k.ci_low, hi: m.pass_hat_k.ci_high });
+    // no bounds (every problem scored alike): the band pinches to the estimate there
+    bands.at.push({ k: m.k, lo: m.pass_at_k.ci_low ?? m.pass_at_k.estimate, hi: m.pass_at_k.ci_high ?? m.pass_at_k.estimate });
+    bands.hat.push({ k: m.k, lo: m.pass_hat_k.ci_low ?? m.pass_hat_k.estimate, hi: m.pass_hat_k.ci_high ?? m.pass_hat_k.estimate });
   }
   const first = source && source.metrics[0] ? source.metrics[0].pass_at_k : null;
   const method = first ? (first.method_used || first.method || "bootstrap").replace("bca", "BCa bootstrap").replace("percentile", "percentile bootstrap") : "bootstrap";

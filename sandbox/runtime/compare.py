@@ -13,10 +13,11 @@ Printed output (stdin/stdout problems), `policy`:
   whitespace and the token sequences must be equal. Line structure, blank
   lines and trailing spaces are not significant.
 - `numeric`: like `whitespace`, but two tokens that are both numbers are
-  compared as numbers. Two integers must be equal as integers ("007" equals
-  "7", 10**18+1 never equals 10**18). If either has a fraction or exponent
-  they match when |got - want| <= max(abs_tol, rel_tol * |want|), as in the
-  usual "absolute or relative error" checkers. "nan" and "inf" are not numbers
+  compared as numbers. An expected integer needs an integer equal to it
+  ("007" equals "7"; 10**18+1 never equals 10**18, "1e18" or "1.0e18"). An
+  expected number with a fraction or exponent matches any number within
+  |got - want| <= max(abs_tol, rel_tol * |want|), as in the usual "absolute
+  or relative error" checkers. "nan" and "inf" are not numbers
   here: they match only as identical text.
 
 Returned values (call-based problems) are compared by type and value,
@@ -79,8 +80,10 @@ def _canonical_integer(token: str) -> str:
 def numbers_match(got: str, want: str, abs_tol: float, rel_tol: float) -> bool:
     if not (_NUMBER.match(got) and _NUMBER.match(want)):
         return False
-    if _INTEGER.match(got) and _INTEGER.match(want):
-        return _canonical_integer(got) == _canonical_integer(want)
+    if _INTEGER.match(want):
+        # An expected integer needs an exactly equal integer: "1e18" or "1000000000000000000.0" is no
+        # answer for 10**18+1, whatever a relative tolerance would say.
+        return bool(_INTEGER.match(got)) and _canonical_integer(got) == _canonical_integer(want)
     return floats_match(float(got), float(want), abs_tol, rel_tol)
 
 

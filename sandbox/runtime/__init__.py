@@ -1,0 +1,18 @@
+"""The code that runs inside the sandbox container (standard library only).
+
+Installed in the sandbox image as the package `passk_runtime` and imported by
+PID 1 before anything else runs, so every process of a container shares it:
+
+| module             | runs in                       | what it does                                          |
+|--------------------|-------------------------------|-------------------------------------------------------|
+| supervisor.py      | PID 1 (root, SETUID/SETGID)   | runs jobs one at a time, limits, cleanup, verdicts    |
+| zygote.py          | the zygote (forked at start)  | forks candidate processes that never held any tests   |
+| trusted_tests.py   | the judge (uid 10002)         | HumanEval/MBPP tests, calling the candidate by pipe   |
+| driver.py          | the judge (uid 10002)         | stdin/stdout and call-based cases, compared here      |
+| candidate.py       | a candidate (uid 10001)       | loads the model's code, answers calls / runs a case   |
+| wire.py            | both sides                    | framing and the value codec (plain values only)       |
+| compare.py         | the judge, and the host       | comparison policies for outputs and returned values   |
+
+The host imports compare.py and wire.py as `sandbox.runtime.*` (for
+validation and tests); nothing here imports anything outside the package.
+"""

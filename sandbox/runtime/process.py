@@ -1,0 +1,303 @@
+"""Process plumbing shared by PID 1 and the zygote: identities, limits, clean-up, cgroup figures.
+
+Identities. The container starts as root holding only CAP_SETUID, CAP_SETGID
+and CAP_SETPCAP (container.py). PID 1 and the zygote keep them; every other
+process drops to one of two uids for good, with an empty bounding set:
+
+- JUDGE_UID (10002) runs passk's judges and the problem's own tests;
+- CANDIDATE_UID (10001) runs the model's code.
+
+Different uids mean a candidate cannot ptrace, signal or open /proc/<pid>/fd
+or /proc/<pid>/mem of a judge (and judges are non-dumpable as well).
+
+Clean-up. Without CAP_KILL or CAP_FOWNER, root cannot kill or delete what the
+two uids own; with the uid as its effective uid for a moment, it can.
+`reset_uid` kills every process of that uid (kill(-1): atomic against fork
+bombs), then removes its System V IPC objects, POSIX message queues and files
+in the scratch places.
+"""
+
+import ctypes
+import os
+import shutil
+import signal
+import time
+
+CANDIDATE_UID = 10001
+JUDGE_UID = 10002
+SCRATCH_ROOT = "/tmp"
+# Places programs may write to, wiped after every program.
+SCRATCH_PLACES = ("/tmp", "/dev/shm", "/dev/mqueue")
+SYSV_TABLES = ("/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg")
+
+_PR_SET_DUMPABLE = 4
+_PR_CAPBSET_DROP = 24
+_PR_SET_CHILD_SUBREAPER = 36
+_IPC_RMID = 0
+_CAP_LAST = 63
+
+_libc = ctypes.CDLL("libc.so.6", use_errno=True)
+
+
+def prctl(option: int, value: int) -> None:
+    if _libc.prctl(option, value, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl({option}, {value}) failed")
+
+
+def make_non_dumpable() -> None:
+    prctl(_PR_SET_DUMPABLE, 0)
+
+
+def become_subreaper() -> None:
+    prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
+def drop_to(uid: int) -> None:
+    """Become `uid` (and its group) for good: no supplementary groups, no capabilities, not dumpable."""
+    for cap in range(_CAP_LAST + 1):
+        _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the kernel's last cap: ignored
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    make_non_dumpable()
+
+
+def kill_uid(uid: int) -> bool:
+    """With `uid` as effective uid: SIGKILL every process of the uid. True if any.
+
+    (kill(-1) itself succeeds whenever any other process exists, even one it may not signal, so it
+    cannot tell; /proc can.)"""
+    me = os.getpid()
+    alive = any(pid != me and real_uid(pid) == uid for pid in processes_other_than({1}))
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    return alive
+
+
+def real_uid(pid: int) -> "int | None":
+    """The real uid of a process (from /proc/<pid>/status, readable even for non-dumpable ones)."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("Uid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def remove_ipc(uid: int) -> None:
+    """Remove the System V segments, semaphore sets and message queues owned or created by `uid`."""
+    calls = {
+        "/proc/sysvipc/shm": lambda ident: _libc.shmctl(ident, _IPC_RMID, None),
+        "/proc/sysvipc/sem": lambda ident: _libc.semctl(ident, 0, _IPC_RMID),
+        "/proc/sysvipc/msg": lambda ident: _libc.msgctl(ident, _IPC_RMID, None),
+    }
+    for table, remove in calls.items():
+        for ident, owners in _sysv_entries(table):
+            if uid in owners:
+                remove(ident)
+
+
+def _sysv_entries(table: str) -> list:
+    """(id, {uid, cuid}) per object of a /proc/sysvipc table."""
+    try:
+        with open(table) as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    if not lines:
+        return []
+    header = lines[0].split()
+    try:
+        id_col = 1
+        uid_col, cuid_col = header.index("uid"), header.index("cuid")
+    except ValueError:
+        return []
+    entries = []
+    for line in lines[1:]:
+        fields = line.split()
+        if len(fields) > max(uid_col, cuid_col):
+            entries.append((int(fields[id_col]), {int(fields[uid_col]), int(fields[cuid_col])}))
+    return entries
+
+
+def ipc_objects() -> int:
+    """How many System V IPC objects exist in the container's IPC namespace."""
+    return sum(len(_sysv_entries(table)) for table in SYSV_TABLES)
+
+
+def wipe_owned(uid: int) -> None:
+    """Delete what `uid` owns in the scratch places (run as that uid)."""
+    for place in SCRATCH_PLACES:
+        try:
+            entries = os.listdir(place)
+        except OSError:
+            continue
+        for entry in entries:
+            path = os.path.join(place, entry)
+            try:
+                if os.lstat(path).st_uid != uid:
+                    continue
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, onerror=_make_removable)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+
+
+def _make_removable(function: object, path: str, excinfo: object) -> None:
+    # The program may have taken its own permissions away; it still owns the entries, so give them back.
+    try:
+        os.chmod(os.path.dirname(path), 0o700)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, 0o700)
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def scratch_is_empty() -> bool:
+    for place in SCRATCH_PLACES:
+        try:
+            if os.listdir(place):
+                return False
+        except OSError:
+            continue
+    return True
+
+
+def reset_uid(uid: int, wipe: bool) -> bool:
+    """Kill every process of `uid` (and with `wipe`, remove its IPC objects and files). True if any lived.
+
+    Done in this process with `uid` as the effective uid for a moment, not in a forked helper: a program
+    that exhausted the pids limit leaves no room for a fork, and this is what frees it. The real and
+    saved uids stay root's, so no process of `uid` can signal us meanwhile, and the effective uid (and
+    the capabilities with it) comes back at the end.
+    """
+    os.setresuid(-1, uid, -1)
+    try:
+        alive = kill_uid(uid)
+        if wipe:
+            remove_ipc(uid)
+            wipe_owned(uid)
+    finally:
+        os.setresuid(-1, 0, -1)
+    return alive
+
+
+def reap(until_none_but: "set | None" = None, deadline_s: float = 0.0) -> list:
+    """Reap dead children without blocking; with `until_none_but`, keep going (up to `deadline_s`)
+    until every child but those pids is gone. Returns [(pid, status, rusage)] of those reaped."""
+    reaped = []
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return reaped
+        if pid:
+            reaped.append((pid, status, usage))
+            continue
+        if until_none_but is None or time.monotonic() >= deadline or not _other_children(until_none_but):
+            return reaped
+        time.sleep(0.0005)
+
+
+def _other_children(keep: set) -> bool:
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) in keep or entry == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me:  # ppid
+            return True
+    return False
+
+
+def processes_other_than(keep: set) -> list:
+    return [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in keep]
+
+
+def set_limits(cpu_s: float, memory_bytes: int, file_bytes: int) -> None:
+    import math
+    import resource
+
+    cpu = max(1, math.ceil(cpu_s))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def oom_score(value: int) -> None:
+    try:
+        with open("/proc/self/oom_score_adj", "w") as adj:
+            adj.write(str(value))
+    except OSError:
+        pass
+
+
+def clean_environment(home: str) -> None:
+    os.environ.clear()
+    os.environ.update({"HOME": home, "TMPDIR": home, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+
+
+def signal_name(signum: int) -> str:
+    """A name for any signal number, including real-time ones Python has no member for."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        low, high = getattr(signal, "SIGRTMIN", 34), getattr(signal, "SIGRTMAX", 64)
+        if low <= signum <= high:
+            return f"SIGRTMIN+{signum - low}"
+        return f"signal {signum}"
+
+
+# ------------------------------------------------------------- cgroup figures
+
+
+_CPU_FILES = ("/sys/fs/cgroup/cpuacct/cpuacct.usage", "/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage")
+_OOM_FILES = (("/sys/fs/cgroup/memory.events", "oom_kill"), ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"))
+
+
+def cgroup_cpu_s() -> "float | None":
+    """CPU seconds used by every process the container ever ran (cgroup v1 or v2), or None."""
+    for path in _CPU_FILES:
+        try:
+            with open(path) as handle:
+                return int(handle.read()) / 1e9
+        except OSError:
+            continue
+    try:
+        with open("/sys/fs/cgroup/cpu.stat") as handle:
+            for line in handle:
+                name, _, value = line.partition(" ")
+                if name == "usage_usec":
+                    return int(value) / 1e6
+    except OSError:
+        pass
+    return None
+
+
+def oom_kills() -> int:
+    """The container cgroup's OOM-kill counter (cgroup v2 or v1), or -1 if unreadable."""
+    for path, key in _OOM_FILES:
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    name, _, value = line.partition(" ")
+                    if name == key:
+                        return int(value)
+        except OSError:
+            continue
+    return -1

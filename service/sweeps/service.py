@@ -1,0 +1,105 @@
+"""Temperature sweep use case: load each run's per-problem counts, check they are one model on one dataset."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from functools import partial
+from typing import Any
+
+import anyio.to_thread
+import numpy as np
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.dependencies import Conflict, InvalidInput
+from service.metrics.convert import interval_out
+from service.metrics.service import ProblemCounts, load_counts
+from service.statistics import per_problem_estimates
+from service.statistics.intervals import Method
+from service.statistics.sweeps import SweepSummary, sweep_summary
+from service.sweeps.schemas import Sweep, SweepBest, SweepPoint, SweepRun
+
+MAX_RUNS = 20
+
+
+def _temperature(sampling: dict[str, Any]) -> float | None:
+    value = sampling.get("temperature")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _compute(per_run: list[np.ndarray], ks: list[int], resamples: int, confidence: float, seed: int,
+             method: Method) -> SweepSummary:
+    return sweep_summary(per_run, ks, resamples=resamples, confidence=confidence, seed=seed, method=method)
+
+
+async def sweep(
+    session: AsyncSession, run_ids: Sequence[uuid.UUID], ks: list[int], *, resamples: int, confidence: float,
+    seed: int, method: Method,
+) -> Sweep:
+    if not 2 <= len(run_ids) <= MAX_RUNS or len(set(run_ids)) != len(run_ids):
+        raise InvalidInput(["query", "runs"], f"give 2 to {MAX_RUNS} distinct run ids", [str(r) for r in run_ids])
+    loaded = [await load_counts(session, run_id) for run_id in run_ids]
+    models = sorted({run.model for run, _, _ in loaded})
+    if len(models) > 1:
+        raise InvalidInput(["query", "runs"], f"a sweep is one model's runs; these are of {', '.join(models)}", models)
+    digests = {digest for _, digest, _ in loaded}
+    if len(digests) > 1:
+        raise InvalidInput(["query", "runs"], "the runs are on different datasets: a sweep compares one dataset", None)
+    finished_sets = [{p.key for p in counts if p.finished} for _, _, counts in loaded]
+    shared = set.intersection(*finished_sets)
+    first_counts = loaded[0][2]
+    keys = [p.key for p in first_counts if p.key in shared]
+    if not keys:
+        raise Conflict("no problem has finished in every run yet: nothing to compare")
+    by_run: list[dict[str, ProblemCounts]] = [{p.key: p for p in counts} for _, _, counts in loaded]
+    per_run: list[np.ndarray] = []
+    for (run, _, _), counts in zip(loaded, by_run, strict=True):
+        ns = np.array([counts[k].n for k in keys], dtype=np.int64)
+        cs = np.array([counts[k].c for k in keys], dtype=np.int64)
+        if max(ks) > ns.min():
+            raise InvalidInput(
+                ["query", "k"], f"k={max(ks)} exceeds the smallest n ({int(ns.min())}) of run {run.id}",
+                {"k": max(ks), "n_min": int(ns.min()), "run": str(run.id)},
+            )
+        per_run.append(per_problem_estimates(ns, cs, ks, keys)[0])
+    order = sorted(range(len(loaded)), key=lambda i: (_temperature(loaded[i][0].sampling) is None,
+                                                      _temperature(loaded[i][0].sampling) or 0.0, i))
+    runs = [loaded[i][0] for i in order]
+    per_run = [per_run[i] for i in order]
+    summary = await anyio.to_thread.run_sync(partial(_compute, per_run, ks, resamples, confidence, seed, method))
+
+    warnings: list[str] = []
+    temperatures = [_temperature(r.sampling) for r in runs]
+    if any(t is None for t in temperatures):
+        warnings.append("some runs have no numeric sampling.temperature: they are listed last")
+    rest = [{k: v for k, v in r.sampling.items() if k != "temperature"} for r in runs]
+    if any(other != rest[0] for other in rest[1:]):
+        warnings.append(
+            "the runs differ in sampling settings other than temperature: each is its own curve, nothing is pooled, "
+            "but the differences are not due to temperature alone"
+        )
+    if len(set(temperatures)) < len(temperatures):
+        warnings.append("two runs share a temperature: they are separate curves (never pooled)")
+    if len(keys) < 30:
+        warnings.append(f"only {len(keys)} problems: intervals over so few problems are unreliable")
+    return Sweep(
+        model=models[0], dataset_id=runs[0].dataset_id, problems=len(keys), ks=ks, confidence=confidence,
+        method=method, resamples=resamples, seed=seed,
+        runs=[
+            SweepRun(
+                run_id=run.id, temperature=_temperature(run.sampling), sampling=run.sampling,
+                curve=[SweepPoint(k=k, pass_at_k=interval_out(iv)) for k, iv in zip(ks, ivs, strict=True)],
+            )
+            for run, ivs in zip(runs, summary.intervals, strict=True)
+        ],
+        best=[
+            SweepBest(
+                k=b.k, best_run_id=runs[b.best].id, best_temperature=_temperature(runs[b.best].sampling),
+                probability_best=b.probability_best, margin=b.margin, margin_ci_low=b.margin_low,
+                margin_ci_high=b.margin_high, envelope=b.envelope, envelope_ci_low=b.envelope_low,
+                envelope_ci_high=b.envelope_high,
+            )
+            for b in summary.best
+        ],
+        warnings=warnings,
+    )

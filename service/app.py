@@ -23,6 +23,7 @@ from service.auth.endpoints import router as session_router
 from service.body_limit import BodySizeLimit
 from service.compare.endpoints import router as compare_router
 from service.dashboard import install as install_dashboard
+from service.docs import install as install_docs
 from service.database import make_async_engine, make_async_sessionmaker
 from service.datasets.endpoints import router as datasets_router
 from service.dependencies import APIError, openapi_error
@@ -79,7 +80,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await engine.dispose()
 
-    app = FastAPI(title="passk", version="0.1.0", description=DESCRIPTION, lifespan=lifespan)
+    # /docs and /redoc come from service.docs, with their assets served locally (no CDN).
+    app = FastAPI(
+        title="passk", version="0.1.0", description=DESCRIPTION, lifespan=lifespan, docs_url=None, redoc_url=None
+    )
     app.state.settings = settings
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     if settings.env != "production":
@@ -99,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(sweeps_router, **protected)
     app.include_router(session_router, responses={413: AUTH_RESPONSES[413]})
     install_dashboard(app)  # HTML pages at /, /runs/..., /compare, /login and /static
+    install_docs(app)  # /docs and /redoc, assets under /docs-assets
 
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError) -> JSONResponse:

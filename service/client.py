@@ -242,6 +242,30 @@ class PasskClient:
             body["memory_mb"] = memory_mb
         return self._json("POST", "/v1/runs", json=body)
 
+    def resolve_run(self, ref: str) -> str:
+        """A run id from a full id or a unique prefix of one, as git takes commit prefixes."""
+        ref = ref.strip()
+        if _is_uuid(ref):
+            return ref
+        if len(ref) < 4 or any(ch not in "0123456789abcdefABCDEF-" for ch in ref):
+            raise PasskError(f"{ref!r} is not a run id or a prefix of one (at least 4 hex digits, e.g. 0b7e8a9c)")
+        page = self._json("GET", "/v1/runs", params={"id_prefix": ref, "archived": "include", "limit": 11})
+        matches = [item["id"] for item in page["items"]]
+        if not matches:
+            raise NotFound(404, None, f"no run id starts with {ref!r}")
+        if len(matches) > 1:
+            shown = ", ".join(m[:12] for m in matches[:10]) + (" …" if page["total"] > 10 else "")
+            raise PasskError(f"{ref!r} is ambiguous: {page['total']} runs start with it ({shown}); give more digits")
+        return str(matches[0])
+
+    def list_runs(self, **filters: Any) -> dict[str, Any]:
+        """GET /v1/runs with filters (dataset_id, model, status, tag, q, archived, sort, limit, offset)."""
+        return self._json("GET", "/v1/runs", params={k: v for k, v in filters.items() if v is not None})
+
+    def update_run(self, run_id: str, **fields: Any) -> dict[str, Any]:
+        """PATCH /v1/runs/{id}: display_name, note, tags, archived."""
+        return self._json("PATCH", f"/v1/runs/{run_id}", json=fields)
+
     def get_run(self, run_id: str) -> dict[str, Any]:
         try:
             return self._json("GET", f"/v1/runs/{run_id}")

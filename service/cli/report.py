@@ -83,7 +83,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     report.add_argument("file", help="*_results.jsonl (optionally .gz) or a .csv of problem_id,n,c")
-    report.add_argument("--k", type=_ks, default=[1], help="comma-separated k values (default 1), e.g. 1,10")
+    report.add_argument("-k", "--k", dest="k", type=_ks, default=[1], help="comma-separated k values (default 1), e.g. 1,10")
     report.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     report.add_argument("--confidence", type=_confidence, default=0.95, help="interval coverage (default 0.95)")
     report.add_argument(

@@ -1,4 +1,4 @@
-"""Dashboard pages: `/`, `/runs/{id}`, `/runs/{id}/problems/{problem_id}`, `/compare`, `/login`.
+"""Dashboard pages: `/`, `/leaderboard`, `/runs/{id}`, `/runs/{id}/problems/{problem_id}`, `/compare`, `/login`.
 
 Each page is a small server-rendered shell; its script under /static fetches the /v1 JSON API
 (same origin, session cookie) for the data, so no page ships every sample to the browser.
@@ -142,6 +142,15 @@ async def problem_page(request: Request, run_id: str, problem_id: str, session: 
     boot = {"run_id": str(run.id), "problem_id": problem.key, "prompt": problem.prompt, "test": problem.test,
             "entry_point": problem.entry_point, "verdicts": problem.verdicts, "total": problem.total}
     return _render(request, "problem.html", {"viewer": principal, "run": run, "problem": problem, "boot": boot})
+
+
+@router.get("/leaderboard", response_class=HTMLResponse)
+async def leaderboard_page(request: Request, session: SessionDep) -> Response:
+    principal = await _viewer(request, session)
+    if (denied := _gate(request, principal)) is not None:
+        return denied
+    datasets, _ = await queries.filter_options(session)
+    return _render(request, "leaderboard.html", {"viewer": principal, "boot": {"datasets": datasets}})
 
 
 @router.get("/compare", response_class=HTMLResponse)

@@ -54,11 +54,13 @@ def _rows(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
+                text = line.rstrip("\r\n")  # else a line cut short reports its error at column 1 of a line 2
                 try:
-                    row = json.loads(line)
+                    row = json.loads(text)
                 except json.JSONDecodeError as exc:
+                    cut = ", the line ends early: truncated?" if exc.pos >= len(text.rstrip()) else ""
                     raise FormatError(
-                        f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                        f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}{cut}); "
                         f"expected one JSON object per line ({what})"
                     ) from None
                 if not isinstance(row, dict):

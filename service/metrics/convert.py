@@ -30,6 +30,7 @@ from service.statistics.calibration import CalibrationBin, CalibrationSummary
 from service.statistics.operating import Figure, OperatingSummary
 from service.statistics.groups import GroupSummary
 from service.statistics.summary import (
+    DEFAULT_RESAMPLES,
     PLUGIN_AT_LABEL,
     PLUGIN_HAT_LABEL,
     Histogram,
@@ -37,8 +38,32 @@ from service.statistics.summary import (
 )
 
 
+METHOD_NAMES = {
+    "bca": "BCa",
+    "percentile": "percentile",
+    "clopper-pearson": "Clopper-Pearson (exact)",
+    # a macro average whose frozen groups are bounded rather than treated as known (statistics/groups.py)
+    "widened": "bootstrap, widened",
+}
+
+
+def interval_label(confidence: float, method_used: str, resamples: int) -> str:
+    """What a bracket is, as every surface prints it: "95 % BCa", "90 % percentile, 2,000 resamples".
+
+    The resample count is named only where it differs from the server's default; an exact bound
+    has none; "no interval" where none exists (one problem, or all problems equal).
+    """
+    if method_used == "none":
+        return "no interval"
+    label = f"{100 * confidence:g} % {METHOD_NAMES.get(method_used, method_used)}"
+    if method_used in ("bca", "percentile", "widened") and resamples != DEFAULT_RESAMPLES:
+        label += f", {resamples:,} resamples"
+    return label
+
+
 def interval_out(interval: Interval) -> IntervalOut:
-    return IntervalOut(**{f: getattr(interval, f) for f in IntervalOut.model_fields})
+    fields = {f: getattr(interval, f) for f in IntervalOut.model_fields if f != "label"}
+    return IntervalOut(**fields, label=interval_label(interval.confidence, interval.method_used, interval.resamples))
 
 
 def k_metrics(ks: Sequence[int], intervals: Sequence[Interval]) -> list[KMetric]:

@@ -12,7 +12,13 @@ from service.metrics import service as metrics_service
 from service.metrics.schemas import IntervalMethod, ProblemResults, RunMetrics
 from service.runs.endpoints import RUN_NOT_FOUND
 from service.statistics import MAX_RESAMPLES
-from service.statistics.summary import Options
+from service.statistics.summary import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_METHOD,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Options,
+)
 
 router = APIRouter(prefix="/v1/runs", tags=["metrics"])
 
@@ -71,10 +77,10 @@ async def get_metrics(
     run_id: uuid.UUID,
     session: SessionDep,
     k: KQuery = "1",
-    method: Annotated[IntervalMethod, Query(description="Bootstrap interval: BCa (default) or percentile")] = "bca",
-    confidence: Annotated[float, Query(gt=0, lt=1, description="Interval coverage")] = 0.95,
-    resamples: Annotated[int, Query(ge=1, le=MAX_RESAMPLES, description="Bootstrap resamples")] = 10_000,
-    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Bootstrap seed")] = 0,
+    method: Annotated[IntervalMethod, Query(description="Bootstrap interval: BCa (default) or percentile")] = DEFAULT_METHOD,
+    confidence: Annotated[float, Query(gt=0, lt=1, description="Interval coverage")] = DEFAULT_CONFIDENCE,
+    resamples: Annotated[int, Query(ge=1, le=MAX_RESAMPLES, description="Bootstrap resamples")] = DEFAULT_RESAMPLES,
+    seed: Annotated[int, Query(ge=0, le=2**63 - 1, description="Bootstrap seed")] = DEFAULT_SEED,
     plugin: Annotated[bool, Query(description="Also report the BIASED plug-in estimates, labelled")] = False,
     group_by: Annotated[
         Literal["tag"] | None, Query(description="Per-tag metrics with micro and macro averages")

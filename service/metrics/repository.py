@@ -27,6 +27,12 @@ class MetricsRepository:
         statement = select(Run, Dataset.digest).join(Dataset, Dataset.id == Run.dataset_id).where(Run.id == run_id)
         return (await self.session.execute(statement)).one_or_none()
 
+    async def dataset_header(self, dataset_id: uuid.UUID) -> tuple[str, int]:
+        """The dataset's name and problem count (what a run's score covers is said against it)."""
+        statement = select(Dataset.name, Dataset.problem_count).where(Dataset.id == dataset_id)
+        name, count = (await self.session.execute(statement)).one()
+        return name, count
+
     async def problem_counts(
         self, run_id: uuid.UUID, *, distinct_programs: bool = False, content_digest: bool = False
     ) -> Sequence[Row[Any]]:

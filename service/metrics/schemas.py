@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.runs.schemas import RunStatus, VerdictCounts
+from service.runs.schemas import Coverage, RunStatus, VerdictCounts
 
 _INTERVAL_EXAMPLE = {
     "estimate": 0.412,
@@ -19,6 +19,7 @@ _INTERVAL_EXAMPLE = {
     "method_used": "bca",
     "fallback_reason": None,
     "resamples": 10000,
+    "label": "95 % BCa",
 }
 
 IntervalMethod = Literal["bca", "percentile"]
@@ -37,8 +38,14 @@ class IntervalOut(BaseModel):
         description="Method that produced ci_low/ci_high: `bca`, `percentile`, `clopper-pearson` (exact bound when "
         "every problem scores 0 or every problem scores 1) or `none` (no interval exists, e.g. one problem)."
     )
-    fallback_reason: str | None = Field(None, description="Why method_used differs from method, if it does.")
+    fallback_reason: str | None = Field(
+        None, description="Why method_used differs from method, if it does; always set when the interval is degenerate."
+    )
     resamples: int
+    label: str = Field(
+        description="What the bracket is, as the CLI and dashboard print it: `95 % BCa`; the resample count is added "
+        "where it differs from the default (10,000), `no interval` where none exists."
+    )
 
 
 class PluginOut(BaseModel):
@@ -197,6 +204,9 @@ class RunMetrics(BaseModel):
                     "problems": 164,
                     "problems_finished": 164,
                     "problems_total": 164,
+                    "dataset_name": "HumanEval",
+                    "dataset_problems": 164,
+                    "coverage": {"problems": 164, "dataset_problems": 164, "subset": False, "text": "all 164 problems"},
                     "samples": 32796,
                     "excluded_sandbox_errors": 4,
                     "n_min": 198,
@@ -245,7 +255,12 @@ class RunMetrics(BaseModel):
     partial: bool = Field(description="True while some problems have samples that have not finished.")
     problems: int = Field(description="Problems the metrics are computed over (finished ones).")
     problems_finished: int
-    problems_total: int
+    problems_total: int = Field(description="Problems the run has samples for.")
+    dataset_name: str = ""
+    dataset_problems: int = Field(0, description="Problems in the run's dataset.")
+    coverage: Coverage | None = Field(
+        None, description='What the figures cover: "40 of 164 problems" and `subset: true` when part of the dataset.'
+    )
     samples: int = Field(description="Sum of n over those problems (sandbox errors excluded).")
     excluded_sandbox_errors: int = Field(description="Samples of those problems that failed for infrastructure reasons.")
     n_min: int | None

@@ -30,12 +30,12 @@ from service.metrics.schemas import (
     RunMetrics,
 )
 from service.models import Run
-from service.runs.schemas import VerdictCounts
+from service.runs.schemas import VerdictCounts, coverage
 from service.statistics import KTooLarge, per_problem_estimates
 from service.statistics.calibration import CalibrationSummary, calibration_summary
 from service.statistics.groups import TooManyGroups
 from service.statistics.operating import OperatingSummary, SampleColumns, operating_summary
-from service.statistics.summary import Options, RunSummary, summarize
+from service.statistics.summary import Options, RunSummary, canonical_order, summarize
 
 MAX_KS = 32
 _K = re.compile(r"[0-9]{1,9}")  # ASCII only, and short enough that int() cannot blow up
@@ -190,10 +190,13 @@ async def run_metrics(
             raise InvalidInput(["query", "tag_prefix"], str(exc), options.tag_prefix) from exc
     extras: dict[str, object] = {}
     if summary is not None:
-        columns = await load_sample_columns(session, run_id, [p.key for p in finished])
+        # In the order summarize resamples problems (by id), so these figures draw exactly pass@k's
+        # resampled problems: cost per solved problem's bounds stay cost / pass@k's bounds.
+        ordered = [finished[i] for i in canonical_order([p.key for p in finished])]
+        columns = await load_sample_columns(session, run_id, [p.key for p in ordered])
         if columns.problem.size:
             operating, calibration = await anyio.to_thread.run_sync(
-                partial(sample_figures, finished, columns, options, bins)
+                partial(sample_figures, ordered, columns, options, bins)
             )
             extras = {**operating_out(operating, run.currency), "calibration": calibration_out(calibration)}
     note = None
@@ -219,8 +222,19 @@ async def run_metrics(
             f"{excluded} sample{'s' if excluded != 1 else ''} still ended in sandbox_error after retries: "
             "excluded from n, not counted as failures"
         )
+    dataset_name, dataset_problems = await MetricsRepository(session).dataset_header(run.dataset_id)
+    covered = coverage(len(finished), dataset_problems)
+    if covered.subset and finished:
+        warnings.insert(
+            0,
+            f"subset: these figures cover {covered.text} of {dataset_name}; they are not comparable with "
+            "scores over the whole dataset",
+        )
     histogram = None if summary is None else histogram_out(summary.histogram)
     return RunMetrics(
+        dataset_name=dataset_name,
+        dataset_problems=dataset_problems,
+        coverage=covered,
         run_id=run.id,
         dataset_id=run.dataset_id,
         model=run.model,

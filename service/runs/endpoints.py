@@ -13,7 +13,7 @@ from service.datasets.schemas import StorableStr
 from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
-from service.runs.schemas import RunCreate, RunList, RunRead, SamplePage
+from service.runs.schemas import RunCreate, RunList, RunRead, RunStatus, RunUpdate, SamplePage
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -81,12 +81,42 @@ async def list_runs(
     settings: SettingsDep,
     dataset_id: Annotated[uuid.UUID | None, Query(description="Only runs of this dataset")] = None,
     model: Annotated[StorableStr | None, Query(max_length=300, description="Only runs of this model")] = None,
+    status: Annotated[RunStatus | None, Query(description="Only runs in this state")] = None,
+    tag: Annotated[StorableStr | None, Query(max_length=100, description="Only runs with this tag")] = None,
+    archived: Annotated[
+        Literal["exclude", "include", "only"],
+        Query(description="Archived runs: left out (default), listed too, or listed alone"),
+    ] = "exclude",
+    q: Annotated[
+        StorableStr | None,
+        Query(max_length=200, description="Search model, display name, note, tags, dataset name and id prefix"),
+    ] = None,
+    id_prefix: Annotated[
+        str | None, Query(max_length=36, pattern=r"^[0-9a-fA-F-]+$", description="Runs whose id starts with this")
+    ] = None,
+    sort: Annotated[Literal["newest", "oldest", "model", "name"], Query(description="Order of the list")] = "newest",
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
 ) -> RunList:
     return await run_service.list_runs(
-        session, settings, dataset_id=dataset_id, model=model, limit=limit, offset=offset
+        session, settings, dataset_id=dataset_id, model=model, limit=limit, offset=offset,
+        status=status, tag=tag, archived={"exclude": False, "include": None, "only": True}[archived], search=q, id_prefix=id_prefix, order=sort,
     )
+
+
+@router.patch(
+    "/{run_id}",
+    response_model=RunRead,
+    summary="Rename, annotate, tag or archive a run",
+    description=(
+        "Changes only the fields sent: `display_name` and `note` (null clears them), `tags` (replaces the "
+        "list) and `archived` (archived runs leave the default list). Samples, model, sampling and results "
+        "never change."
+    ),
+    responses={**RUN_NOT_FOUND, 422: openapi_422("Unknown field or a bad value", {"detail": []})},
+)
+async def update_run(run_id: uuid.UUID, body: RunUpdate, session: SessionDep, settings: SettingsDep) -> RunRead:
+    return await run_service.update(session, settings, run_id, body)
 
 
 @router.get(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import Row, func, select, text, update
+from sqlalchemy import Row, String, cast, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -26,6 +26,20 @@ _SAMPLE_COLUMNS = (
     Sample.stderr, Sample.stdout_truncated, Sample.stderr_truncated, Sample.finished_at, Sample.cached, Sample.rerun,
     Sample.cost, Sample.latency_ms, Sample.input_tokens, Sample.output_tokens, Sample.confidence, Sample.steps,
 )
+
+
+class DatasetHeader(NamedTuple):
+    name: str
+    problem_count: int
+    time_limit_s: float | None
+    memory_mb: int | None
+
+
+_DATASET_HEADER = (Dataset.name, Dataset.problem_count, Dataset.time_limit_s, Dataset.memory_mb)
+
+
+def _with_header(row: Row[Any]) -> tuple[Run, DatasetHeader]:
+    return row[0], DatasetHeader(*row[1:])
 
 
 class RunRepository:
@@ -60,32 +74,69 @@ class RunRepository:
             statement = statement.with_for_update()
         return (await self.session.execute(statement)).scalar_one_or_none()
 
-    async def get_with_dataset_limits(self, run_id: uuid.UUID) -> Row[tuple[Run, float | None, int | None]] | None:
-        statement = (
-            select(Run, Dataset.time_limit_s, Dataset.memory_mb)
-            .join(Dataset, Dataset.id == Run.dataset_id)
-            .where(Run.id == run_id)
-        )
-        return (await self.session.execute(statement)).one_or_none()
+    async def get_with_dataset_limits(self, run_id: uuid.UUID) -> tuple[Run, DatasetHeader] | None:
+        statement = select(Run, *_DATASET_HEADER).join(Dataset, Dataset.id == Run.dataset_id).where(Run.id == run_id)
+        row = (await self.session.execute(statement)).one_or_none()
+        return None if row is None else _with_header(row)
 
     async def list_page(
-        self, *, dataset_id: uuid.UUID | None, model: str | None, limit: int, offset: int
-    ) -> tuple[Sequence[Row[tuple[Run, float | None, int | None]]], int]:
-        filters = []
+        self,
+        *,
+        dataset_id: uuid.UUID | None,
+        model: str | None,
+        limit: int,
+        offset: int,
+        status: str | None = None,
+        tag: str | None = None,
+        archived: bool | None = False,
+        search: str | None = None,
+        id_prefix: str | None = None,
+        order: str = "newest",
+    ) -> tuple[list[tuple[Run, DatasetHeader]], int]:
+        filters: list[Any] = []
         if dataset_id is not None:
             filters.append(Run.dataset_id == dataset_id)
         if model is not None:
             filters.append(Run.model == model)
+        if status is not None:
+            filters.append(Run.status == status)
+        if tag is not None:
+            filters.append(Run.tags.contains([tag]))
+        if archived is not None:
+            filters.append(Run.archived.is_(archived))
+        if id_prefix:
+            filters.append(cast(Run.id, String).startswith(id_prefix.lower()))
+        if search:
+            pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            filters.append(
+                or_(
+                    Run.model.ilike(pattern), Run.display_name.ilike(pattern), Run.note.ilike(pattern),
+                    Dataset.name.ilike(pattern), cast(Run.id, String).startswith(search.lower()),
+                    func.array_to_string(Run.tags, " ").ilike(pattern),
+                )
+            )
+        ordering = {
+            "newest": (Run.created_at.desc(), Run.id),
+            "oldest": (Run.created_at.asc(), Run.id),
+            "model": (Run.model.asc(), Run.created_at.desc(), Run.id),
+            "name": (func.coalesce(Run.display_name, Run.model).asc(), Run.created_at.desc(), Run.id),
+        }[order]
         statement = (
-            select(Run, Dataset.time_limit_s, Dataset.memory_mb)
+            select(Run, *_DATASET_HEADER)
             .join(Dataset, Dataset.id == Run.dataset_id)
             .where(*filters)
-            .order_by(Run.created_at.desc(), Run.id)
+            .order_by(*ordering)
             .limit(limit)
             .offset(offset)
         )
-        total = (await self.session.execute(select(func.count()).select_from(Run).where(*filters))).scalar_one()
-        return (await self.session.execute(statement)).all(), int(total)
+        counted = select(func.count()).select_from(Run).join(Dataset, Dataset.id == Run.dataset_id).where(*filters)
+        total = (await self.session.execute(counted)).scalar_one()
+        return [_with_header(row) for row in (await self.session.execute(statement)).all()], int(total)
+
+    async def update_fields(self, run_id: uuid.UUID, values: dict[str, Any]) -> bool:
+        """Set display_name / note / tags / archived; False if there is no such run."""
+        statement = update(Run).where(Run.id == run_id).values(**values).returning(Run.id)
+        return (await self.session.execute(statement.execution_options(synchronize_session=False))).first() is not None
 
     async def state_verdict_counts(self, run_id: uuid.UUID) -> Sequence[Row[tuple[str, str | None, int]]]:
         """One grouped count, answered from ix_samples_run_problem (state and verdict are INCLUDEd)."""

@@ -156,6 +156,28 @@ class Progress(BaseModel):
     by_state: StateCounts
 
 
+class Coverage(BaseModel):
+    """Which part of its dataset a figure covers: a subset is never silently a whole dataset."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"problems": 40, "dataset_problems": 164, "subset": True, "text": "40 of 164 problems"}]}
+    )
+
+    problems: int = Field(description="Problems the figure covers.")
+    dataset_problems: int = Field(description="Problems in the run's dataset.")
+    subset: bool = Field(description="True when the figure covers part of the dataset only.")
+    text: str = Field(description='"40 of 164 problems" for a subset, "all 164 problems" otherwise.')
+
+
+def coverage(problems: int, dataset_problems: int) -> Coverage:
+    subset = problems < dataset_problems
+    if subset:
+        text = f"{problems} of {dataset_problems} problems"
+    else:
+        text = f"all {dataset_problems} problems" if dataset_problems != 1 else "the 1 problem"
+    return Coverage(problems=problems, dataset_problems=dataset_problems, subset=subset, text=text)
+
+
 _RUN_EXAMPLE: dict[str, Any] = {
     "id": "0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b",
     "dataset_id": "6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d",
@@ -163,6 +185,13 @@ _RUN_EXAMPLE: dict[str, Any] = {
     "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 512},
     "status": "running",
     "sample_count": 32800,
+    "dataset_name": "HumanEval",
+    "problem_count": 164,
+    "coverage": {"problems": 164, "dataset_problems": 164, "subset": False, "text": "all 164 problems"},
+    "display_name": "7b, nucleus 0.95",
+    "note": None,
+    "tags": ["baseline"],
+    "archived": False,
     "time_limit_s": 3.0,
     "memory_mb": 512,
     "cache": True,
@@ -181,6 +210,13 @@ class RunSummary(BaseModel):
     sampling: dict[str, Any]
     status: RunStatus
     sample_count: int
+    dataset_name: str
+    problem_count: int = Field(description="Problems of the dataset the run has samples for.")
+    coverage: Coverage = Field(description="The run's problems against its dataset's: flags a subset.")
+    display_name: str | None = Field(None, description="A name for people; the model stays as submitted.")
+    note: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    archived: bool = Field(False, description="Archived runs leave the default list (`archived=true` shows them).")
     time_limit_s: float = Field(description="Effective: the run's, else the dataset's, else the server default.")
     memory_mb: int = Field(description="Effective: the run's, else the dataset's, else the server default.")
     cache: bool
@@ -209,6 +245,26 @@ class RunRead(RunSummary):
     )
 
     progress: Progress
+
+
+RunTag = Annotated[StorableStr, Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")]
+
+
+class RunUpdate(BaseModel):
+    """What people may change about a run: never its samples, model, sampling or results."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"display_name": "7b nucleus", "note": "after the tokenizer fix",
+                                         "tags": ["baseline", "v2"], "archived": False}]},
+    )
+
+    display_name: Annotated[StorableStr, Field(max_length=300)] | None = Field(
+        None, description="Shown instead of the model in lists; null clears it."
+    )
+    note: Annotated[StorableStr, Field(max_length=10_000)] | None = None
+    tags: Annotated[list[RunTag], Field(max_length=50)] | None = Field(None, description="Replaces the run's tags.")
+    archived: bool | None = Field(None, description="Archived runs leave the default list.")
 
 
 class RunList(BaseModel):

@@ -14,7 +14,7 @@ from service.datasets.repository import DatasetRepository
 from service.datasets.service import check_limits
 from service.dependencies import Conflict, InvalidInput, NotFound
 from service.models import Run
-from service.runs.repository import RunRepository
+from service.runs.repository import DatasetHeader, RunRepository
 from service.runs.schemas import (
     Progress,
     RunCreate,
@@ -22,10 +22,12 @@ from service.runs.schemas import (
     RunRead,
     SAMPLE_METADATA,
     RunSummary,
+    RunUpdate,
     SamplePage,
     SampleRead,
     StateCounts,
     VerdictCounts,
+    coverage,
 )
 from service.settings import Settings
 
@@ -37,7 +39,8 @@ def _first(*values: T | None) -> T:
     return next(value for value in values if value is not None)
 
 
-def _summary(settings: Settings, run: Run, dataset_time: float | None, dataset_memory: int | None) -> RunSummary:
+def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary:
+    dataset_time, dataset_memory = dataset.time_limit_s, dataset.memory_mb
     return RunSummary(
         id=run.id,
         dataset_id=run.dataset_id,
@@ -45,6 +48,13 @@ def _summary(settings: Settings, run: Run, dataset_time: float | None, dataset_m
         sampling=run.sampling,
         status=run.status,  # type: ignore[arg-type]
         sample_count=run.sample_count,
+        dataset_name=dataset.name,
+        problem_count=run.problem_count,
+        coverage=coverage(run.problem_count, dataset.problem_count),
+        display_name=run.display_name,
+        note=run.note,
+        tags=list(run.tags or []),
+        archived=run.archived,
         time_limit_s=_first(run.time_limit_s, dataset_time, settings.default_time_limit_s),
         memory_mb=_first(run.memory_mb, dataset_memory, settings.default_memory_mb),
         cache=run.use_cache,
@@ -125,6 +135,7 @@ async def create(session: AsyncSession, settings: Settings, body: RunCreate) -> 
             "use_cache": body.cache,
             "currency": body.currency,
             "sample_count": len(body.samples),
+            "problem_count": len({sample.problem_id for sample in body.samples}),
         }
     )
     await repository.copy_samples(_sample_rows(run.id, body, problem_ids))
@@ -133,7 +144,8 @@ async def create(session: AsyncSession, settings: Settings, body: RunCreate) -> 
     progress = Progress(
         total=total, done=0, passed=0, by_verdict=VerdictCounts(), by_state=StateCounts(queued=total)
     )
-    summary = _summary(settings, run, dataset.time_limit_s, dataset.memory_mb)
+    header = DatasetHeader(dataset.name, dataset.problem_count, dataset.time_limit_s, dataset.memory_mb)
+    summary = _summary(settings, run, header)
     return RunRead(**summary.model_dump(), progress=progress)
 
 
@@ -142,9 +154,9 @@ async def get(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> R
     found = await repository.get_with_dataset_limits(run_id)
     if found is None:
         raise NotFound("run", run_id)
-    run, dataset_time, dataset_memory = found
+    run, dataset = found
     progress = _progress(await repository.state_verdict_counts(run_id))
-    return RunRead(**_summary(settings, run, dataset_time, dataset_memory).model_dump(), progress=progress)
+    return RunRead(**_summary(settings, run, dataset).model_dump(), progress=progress)
 
 
 async def list_runs(
@@ -155,10 +167,28 @@ async def list_runs(
     model: str | None,
     limit: int,
     offset: int,
+    **filters: Any,
 ) -> RunList:
-    rows, total = await RunRepository(session).list_page(dataset_id=dataset_id, model=model, limit=limit, offset=offset)
-    items = [_summary(settings, run, time, memory) for run, time, memory in rows]
+    rows, total = await RunRepository(session).list_page(
+        dataset_id=dataset_id, model=model, limit=limit, offset=offset, **filters
+    )
+    items = [_summary(settings, run, dataset) for run, dataset in rows]
     return RunList(items=items, total=total, limit=limit, offset=offset)
+
+
+async def update(session: AsyncSession, settings: Settings, run_id: uuid.UUID, body: RunUpdate) -> RunRead:
+    """Only the fields sent change; `null` clears display_name or note."""
+    values = body.model_dump(exclude_unset=True)
+    if values.get("tags") is None:
+        values.pop("tags", None)
+    else:
+        values["tags"] = list(dict.fromkeys(values["tags"]))  # order kept, duplicates dropped
+    if values.get("archived") is None:
+        values.pop("archived", None)
+    repository = RunRepository(session)
+    if values and not await repository.update_fields(run_id, values):
+        raise NotFound("run", run_id)
+    return await get(session, settings, run_id)
 
 
 async def cancel(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> RunRead:

@@ -21,6 +21,10 @@ from service.statistics.groups import GroupSummary, group_intervals
 from service.statistics.intervals import Interval, Method
 
 __all__ = [
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_METHOD",
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
     "HISTOGRAM_BINS",
     "FEW_PROBLEMS",
     "Histogram",
@@ -33,6 +37,12 @@ __all__ = [
 ]
 
 HISTOGRAM_BINS = 10
+# The server's default interval: every surface (API, CLI, dashboard, `passk report`) asks for this one,
+# so the same run shows the same bracket everywhere.
+DEFAULT_METHOD: Method = "bca"
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_SEED = 0
 # Below this many problems the bootstrap (any flavour) tends to under-cover; we say so.
 FEW_PROBLEMS = 30
 # Problem ids listed as the ones bounding k; the count is always given in full.
@@ -45,10 +55,10 @@ PLUGIN_HAT_LABEL = "BIASED plug-in (c/n)^k: overestimates pass^k (convex in c/n,
 @dataclass(frozen=True)
 class Options:
     ks: Sequence[int]
-    method: Method = "bca"
-    confidence: float = 0.95
-    resamples: int = 10_000
-    seed: int = 0
+    method: Method = DEFAULT_METHOD
+    confidence: float = DEFAULT_CONFIDENCE
+    resamples: int = DEFAULT_RESAMPLES
+    seed: int = DEFAULT_SEED
     plugin: bool = False
     group_by_tag: bool = False
     tag_prefix: str | None = None
@@ -129,6 +139,16 @@ def _warnings(ns: np.ndarray, options: Options) -> list[str]:
     return out
 
 
+def canonical_order(ids: Sequence[str]) -> list[int]:
+    """Positions of ids sorted by id (code point order): the order problems are resampled in.
+
+    The bootstrap draws row indices, so the same problems in another order give another
+    interval. Sorting first makes the interval a function of the (id, n, c) set alone: the
+    API (dataset order) and `passk report` (file order, possibly shuffled) agree exactly.
+    """
+    return sorted(range(len(ids)), key=lambda i: ids[i])
+
+
 def summarize(
     ids: Sequence[str],
     ns: np.ndarray,
@@ -136,12 +156,19 @@ def summarize(
     options: Options,
     tags: Sequence[Sequence[str]] | None = None,
 ) -> RunSummary:
-    """The full per-run report. Raises KTooLarge if a k exceeds the smallest n (n = 0 included)."""
+    """The full per-run report. Raises KTooLarge if a k exceeds the smallest n (n = 0 included).
+
+    Independent of the order of the problems (see canonical_order).
+    """
     resamples, confidence, seed, method = validate_options(
         options.resamples, options.confidence, options.seed, options.method
     )
-    ns_arr = np.asarray(ns, dtype=np.int64)
-    cs_arr = np.asarray(cs, dtype=np.int64)
+    order = canonical_order(ids)
+    ids = [ids[i] for i in order]
+    ns_arr = np.asarray(ns, dtype=np.int64)[order] if order else np.asarray(ns, dtype=np.int64)
+    cs_arr = np.asarray(cs, dtype=np.int64)[order] if order else np.asarray(cs, dtype=np.int64)
+    if tags is not None:
+        tags = [tags[i] for i in order]
     ks = list(options.ks)
     if ns_arr.size and ns_arr.min() == 0:
         # Every sample of these problems ended in sandbox_error: for the client that is k > n.

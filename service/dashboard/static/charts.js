@@ -55,8 +55,10 @@ function linearTicks(max) {
  * series: [{label, color, values: number[] (index k-1), band: [{k, lo, hi}] (sorted by k)}]
  * intervals: {k -> [{lo, hi}] per series} for the tooltip.
  */
-export function curveChart(container, { kmax, series, title }) {
-  const W = 640, H = 360, m = { l: 52, r: 16, t: 14, b: 44 };
+export function curveChart(container, { kmax, series, title, yLabel = "share of problems (mean over problems)" }) {
+  const perRow = 4;
+  const legendRows = Math.ceil(series.length / perRow);
+  const W = 640, H = 360 + 18 * Math.max(0, legendRows - 1), m = { l: 66, r: 16, t: 14 + 18 * Math.max(0, legendRows - 1), b: 44 };
   const iw = W - m.l - m.r, ih = H - m.t - m.b;
   const useLog = kmax > 12;
   const x = useLog
@@ -75,6 +77,7 @@ export function curveChart(container, { kmax, series, title }) {
     grid.append(s("text", { x: x(k), y: H - m.b + 16, class: "tick", "text-anchor": "middle" }, k));
   }
   grid.append(s("text", { x: m.l + iw / 2, y: H - 6, class: "axis-label", "text-anchor": "middle" }, useLog ? "k (log scale)" : "k"));
+  grid.append(s("text", { x: -(m.t + ih / 2), y: 14, class: "axis-label y-title", "text-anchor": "middle", transform: "rotate(-90)" }, yLabel));
   svg.append(grid);
 
   for (const line of series) {
@@ -97,9 +100,11 @@ export function curveChart(container, { kmax, series, title }) {
   // Legend
   const legend = s("g", { class: "legend" });
   series.forEach((line, i) => {
-    const lx = m.l + 12 + i * 150;
-    legend.append(s("rect", { x: lx, y: m.t + 6, width: 14, height: 10, fill: line.color, rx: 2 }));
-    legend.append(s("text", { x: lx + 20, y: m.t + 15 }, line.label));
+    const lx = m.l + 12 + (i % perRow) * Math.floor((iw - 12) / perRow);
+    const ly = 6 + 18 * Math.floor(i / perRow) + (legendRows > 1 ? 0 : m.t);
+    const label = line.label.length > 22 ? `${line.label.slice(0, 21)}…` : line.label;
+    legend.append(s("rect", { x: lx, y: ly, width: 14, height: 10, fill: line.color, rx: 2 }));
+    legend.append(s("text", { x: lx + 20, y: ly + 9, "data-series": line.key }, label, s("title", {}, line.label)));
   });
   svg.append(legend);
 
@@ -122,6 +127,7 @@ export function curveChart(container, { kmax, series, title }) {
     const rows = [h("div", { class: "tip-title" }, `k = ${k}`)];
     series.forEach((line, i) => {
       const v = line.values[k - 1];
+      if (v === undefined) { dots[i].setAttribute("visibility", "hidden"); return; } // this run has fewer samples than k
       dots[i].setAttribute("cx", x(k)); dots[i].setAttribute("cy", y(v)); dots[i].setAttribute("visibility", "visible");
       const ci = (line.band || []).find((b) => b.k === k);
       rows.push(h("div", {}, h("span", { class: "swatch", style: { background: line.color } }), `${line.label}: ${pct(v)}`,
@@ -196,9 +202,10 @@ export function forestPlot(container, rows) {
   const grid = s("g", { class: "grid" });
   for (const t of [-extent, -extent / 2, 0, extent / 2, extent]) {
     grid.append(s("line", { x1: x(t), x2: x(t), y1: m.t, y2: H - m.b, class: t === 0 ? "zero" : "v" }));
-    grid.append(s("text", { x: x(t), y: H - m.b + 15, class: "tick", "text-anchor": "middle" }, `${t > 0 ? "+" : ""}${fmt(t * 100)} pp`));
+    const sign = t > 0 ? "+" : t < 0 ? "−" : "±";
+    grid.append(s("text", { x: x(t), y: H - m.b + 15, class: "tick", "text-anchor": "middle" }, `${sign}${fmt(Math.abs(t) * 100)} pp`));
   }
-  grid.append(s("text", { x: m.l + iw / 2, y: H - 4, class: "axis-label", "text-anchor": "middle" }, "candidate − base"));
+  grid.append(s("text", { x: m.l + iw / 2, y: H - 4, class: "axis-label", "text-anchor": "middle" }, "candidate − base (percentage points)"));
   svg.append(grid);
   rows.forEach((r, i) => {
     const cy = m.t + i * rowH + rowH / 2;
@@ -228,10 +235,25 @@ export function scatterPlot(container, points, { xLabel, yLabel }) {
   grid.append(s("text", { x: m.l + iw / 2, y: H - 6, class: "axis-label", "text-anchor": "middle" }, xLabel));
   grid.append(s("text", { x: 12, y: m.t + ih / 2, class: "axis-label", "text-anchor": "middle", transform: `rotate(-90 12 ${m.t + ih / 2})` }, yLabel));
   svg.append(grid);
-  const dots = s("g", { class: "dots" });
+  // Problems at the same point (common: pass rates live on a c/n grid) share one dot, sized by count.
+  const groups = new Map();
   for (const p of points) {
-    dots.append(s("circle", { cx: x(p.x).toFixed(1), cy: y(p.y).toFixed(1), r: 3.5, class: `dot ${p.cls}` }, s("title", {}, p.title)));
+    const key = `${p.x.toFixed(6)},${p.y.toFixed(6)}`;
+    if (!groups.has(key)) groups.set(key, { ...p, titles: [] });
+    groups.get(key).titles.push(p.title);
+  }
+  const dots = s("g", { class: "dots" });
+  for (const g of groups.values()) {
+    const count = g.titles.length;
+    const r = 3.5 + 2.2 * Math.sqrt(count - 1);
+    const title = count > 1 ? `${count} problems:\n${g.titles.slice(0, 12).join("\n")}${count > 12 ? "\n…" : ""}` : g.titles[0];
+    dots.append(s("circle", { cx: x(g.x).toFixed(1), cy: y(g.y).toFixed(1), r: r.toFixed(1), class: `dot ${g.cls}`, "data-count": count }, s("title", {}, title)));
+    if (count > 1) dots.append(s("text", { x: x(g.x).toFixed(1), y: (y(g.y) + 3.5).toFixed(1), class: "dot-count", "text-anchor": "middle" }, count));
   }
   svg.append(dots);
-  clear(container, svg);
+  const legend = h("div", { class: "scatter-legend small muted" },
+    [["win", "candidate better"], ["loss", "candidate worse"], ["tie", "tie"]].map(([cls, label]) =>
+      h("span", {}, h("span", { class: `legend-dot ${cls}` }), label)),
+    h("span", {}, "· a bigger dot (with its count) is several problems at the same point"));
+  clear(container, svg, legend);
 }

@@ -87,7 +87,34 @@ export function clear(el, ...children) {
 
 export const pct = (x, digits = 1) => (x === null || x === undefined || Number.isNaN(x) ? "–" : (100 * x).toFixed(digits) + "%");
 export const num = (x) => (x === null || x === undefined ? "–" : Number(x).toLocaleString("en-US"));
-export const interval = (m, digits = 1) => (m ? `[${pct(m.ci_low, digits)}, ${pct(m.ci_high, digits)}]` : "");
+// Bounds with two decimals, as the CLI and `passk report` print them: the same bracket on every surface.
+// No bounds (null: one problem, or every problem scored alike) print nothing: the label says "no interval".
+export const hasBounds = (m) => Boolean(m) && m.ci_low !== null && m.ci_low !== undefined && m.ci_high !== null && m.ci_high !== undefined;
+export const interval = (m, digits = 2) => (hasBounds(m) ? `[${pct(m.ci_low, digits)}, ${pct(m.ci_high, digits)}]` : "");
+
+/** The short form of why an interval is degenerate ("a single problem", "every problem scores 1"). */
+export const shortReason = (reason) => (reason ? reason.split(/[:;,]/)[0] : "");
+
+/**
+ * A labelled bracket: `[43.50%, 65.75%] 95 % BCa`, the exact bounds in data attributes, and where
+ * the interval is degenerate (one problem, every problem equal, all solved) the reason, visibly.
+ */
+export function bracket(m) {
+  if (!m) return h("span", { class: "muted" }, "");
+  const degenerate = m.method_used === "none" || m.method_used === "clopper-pearson";
+  return h("span", { class: "bracket", title: m.fallback_reason || "" },
+    h("span", { class: "ci", dataset: hasBounds(m) ? { ciLow: m.ci_low, ciHigh: m.ci_high } : {} }, interval(m)), hasBounds(m) ? " " : null,
+    h("span", { class: "ci-label muted small" }, m.label || (hasBounds(m) ? "" : "no interval")),
+    degenerate && m.fallback_reason ? h("span", { class: "ci-why small" }, ` (${shortReason(m.fallback_reason)})`) : null);
+}
+
+/** "40 of 164 problems" with a subset flag when a run covers part of its dataset. */
+export function coverage(metricsOrRun) {
+  const c = metricsOrRun && metricsOrRun.coverage;
+  if (!c) return null;
+  return h("span", { class: c.subset ? "coverage subset" : "coverage", title: c.text },
+    c.text, c.subset ? h("span", { class: "badge subset-flag tiny" }, "subset") : null);
+}
 
 export function duration(ms) {
   if (ms === null || ms === undefined) return "–";
@@ -210,4 +237,53 @@ if (logout) {
   logout.addEventListener("click", async () => {
     try { await api("/v1/session", { method: "DELETE" }); } finally { window.location.assign("/login"); }
   });
+}
+
+/** CSV text (RFC 4180 quoting) from objects, with the given columns in order. */
+export function toCsv(rows, columns) {
+  const cell = (v) => {
+    const text = v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
+    return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+  };
+  return [columns.join(","), ...rows.map((r) => columns.map((c) => cell(r[c])).join(","))].join("\n") + "\n";
+}
+
+/** A button that downloads what `make()` returns or resolves to ({name, type, text}) as a file, built in the page. */
+export function downloadButton(label, make, attrs = {}) {
+  return h("button", {
+    type: "button", class: "download", ...attrs,
+    onclick: async () => {
+      const file = await make(); // may fetch first (a Promise)
+      if (!file) return;
+      const url = URL.createObjectURL(new Blob([file.text], { type: file.type }));
+      const link = h("a", { href: url, download: file.name, hidden: true });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+    },
+  }, label);
+}
+
+/** Curve points pass@k and pass^k for k = 1..n_min from per-problem (n, c) of finished problems. */
+export function curvesFrom(problems) {
+  const finished = problems.filter((p) => problemFinished(p) && p.n > 0);
+  if (!finished.length) return null;
+  const nMin = Math.min(...finished.map((p) => p.n));
+  const at = new Float64Array(nMin);
+  const hat = new Float64Array(nMin);
+  for (const p of finished) {
+    const [a, b] = estimatesUpTo(p.n, p.c, nMin);
+    for (let i = 0; i < nMin; i++) { at[i] += a[i]; hat[i] += b[i]; }
+  }
+  for (let i = 0; i < nMin; i++) { at[i] /= finished.length; hat[i] /= finished.length; }
+  return { at: Array.from(at), hat: Array.from(hat), nMin, problems: finished.length };
+}
+
+/** "temperature=0.8 · top_p=0.95": a run's sampling settings, the usual keys first. */
+export function samplingText(sampling) {
+  const order = ["temperature", "top_p", "max_tokens", "seed"];
+  const rank = (key) => (order.includes(key) ? order.indexOf(key) : order.length);
+  return Object.entries(sampling || {}).sort(([a], [b]) => rank(a) - rank(b) || a.localeCompare(b))
+    .map(([k, v]) => `${k}=${typeof v === "object" ? JSON.stringify(v) : v}`).join(" · ");
 }

@@ -1,6 +1,6 @@
 // Compare page: two runs on the same problems, side by side. The paired difference, its interval
 // and p-value, and per-problem wins and losses all come from GET /v1/compare (paired over problems).
-import { api, boot, clear, errorText, h, interval, num, pct, problemPath, renderPager, when } from "./common.js";
+import { api, boot, clear, downloadButton, errorText, h, hasBounds, interval, num, pct, problemPath, renderPager, toCsv, when } from "./common.js";
 import { forestPlot, scatterPlot } from "./charts.js";
 
 const PAGE_SIZE = 50;
@@ -18,8 +18,19 @@ const value = (x) => (x !== null && typeof x === "object" ? x.estimate ?? x.pass
 function runLabel(run) {
   const t = run.sampling && run.sampling.temperature !== undefined ? ` · T=${run.sampling.temperature}` : "";
   const dataset = datasets.get(run.dataset_id) || run.dataset_id.slice(0, 8);
-  return `${run.model}${t} · ${dataset} · ${when(run.created_at)} · ${run.id.slice(0, 8)}`;
+  const tags = run.tags && run.tags.length ? ` · ${run.tags.join(", ")}` : "";
+  return `${run.display_name || run.model}${t} · ${dataset}${tags} · ${when(run.created_at)} · ${run.id.slice(0, 8)}`;
 }
+
+// The pickers are searchable: typing narrows both lists (the chosen runs stay).
+el("compare-search").addEventListener("input", (e) => {
+  const q = e.target.value.trim().toLowerCase();
+  for (const select of [baseSelect, candidateSelect]) {
+    for (const option of select.options) {
+      option.hidden = Boolean(q && option.value && option.value !== select.value && !option.textContent.toLowerCase().includes(q));
+    }
+  }
+});
 
 async function fillSelectors() {
   const list = await api("/v1/runs", { params: { limit: 200 } });
@@ -60,10 +71,10 @@ function metricsTable(report) {
       const pTitle = m.p_value_method ? `${m.p_value_method}${m.p_value_exact ? ", exact" : `, ${num(m.permutations)} permutations`}` : "";
       return h("tr", { dataset: { k: m.k } },
         h("td", {}, `pass@${m.k}`),
-        h("td", { class: "num" }, pct(m.base.estimate), " ", h("span", { class: "muted small" }, interval(m.base))),
-        h("td", { class: "num" }, pct(m.candidate.estimate), " ", h("span", { class: "muted small" }, interval(m.candidate))),
+        h("td", { class: "num" }, pct(m.base.estimate), " ", h("span", { class: "muted small" }, hasBounds(m.base) ? interval(m.base) : "no interval")),
+        h("td", { class: "num" }, pct(m.candidate.estimate), " ", h("span", { class: "muted small" }, hasBounds(m.candidate) ? interval(m.candidate) : "no interval")),
         h("td", { class: `num diff ${cls}`, title: `${d.method_used || d.method || "bootstrap"} interval; standard error ${(100 * d.standard_error).toFixed(1)} pp` },
-          signedPp(d.estimate), " ", h("span", { class: "muted small" }, `[${signedPp(d.ci_low)}, ${signedPp(d.ci_high)}]`)),
+          signedPp(d.estimate), " ", h("span", { class: "muted small" }, hasBounds(d) ? `[${signedPp(d.ci_low)}, ${signedPp(d.ci_high)}]` : "no interval")),
         h("td", { class: "num p-value", title: pTitle }, pValue(m.p_value)),
         h("td", { class: "num" }, m.correlation === null || m.correlation === undefined ? "–" : m.correlation.toFixed(2)));
     })));
@@ -145,6 +156,7 @@ async function compare(runs) {
     h("div", { class: "runs-pair" }, runCard("base", report.base, runs.get(report.base.run_id)), runCard("candidate", report.candidate, runs.get(report.candidate.run_id))),
     report.warnings && report.warnings.length ? h("ul", { class: "warnings", id: "compare-warnings" }, report.warnings.map((w) => h("li", {}, typeof w === "string" ? w : JSON.stringify(w)))) : null,
     h("div", { class: "compare-grid" },
+      h("div", { class: "compare-main" },
       h("section", { class: "card" },
         h("h2", {}, "Paired difference ", h("span", { class: "muted small" },
           `candidate − base over ${num(report.problems)} ${report.intersection ? "shared " : ""}problems` +
@@ -153,17 +165,23 @@ async function compare(runs) {
         metricsTable(report),
         forest,
         mcnemarBlock(report.mcnemar)),
+      // Under the paired table, in the same column: no blank area beside the taller scatter card.
+      h("section", { class: "card flush" },
+        h("div", { class: "table-head" }, h("h2", {}, "Wins and losses by problem ",
+          report.per_problem.items_truncated ? h("span", { class: "muted small" }, `(first ${num(pp.items.length)} of ${num(report.per_problem.items_total)})`) : null), pp.controls,
+          h("span", { class: "downloads" }, h("span", { class: "muted small" }, "Download:"),
+            downloadButton("problems CSV", () => ({ name: `passk-compare-${report.base.run_id.slice(0, 8)}-${report.candidate.run_id.slice(0, 8)}.csv`, type: "text/csv",
+              text: toCsv(pp.items, ["problem_id", "base", "candidate", "delta"]) }), { id: "dl-compare-csv" }),
+            downloadButton("comparison JSON", () => ({ name: `passk-compare-${report.base.run_id.slice(0, 8)}-${report.candidate.run_id.slice(0, 8)}.json`, type: "application/json",
+              text: JSON.stringify(report, null, 2) }), { id: "dl-compare-json" }))),
+        h("div", { class: "table-scroll" }, pp.table), pp.pager)),
       h("section", { class: "card" },
         h("h2", {}, `Per problem `, h("span", { class: "muted small" }, `pass@${pp.k}`)),
         h("div", { class: "wlt" },
           h("div", { class: "stat" }, h("div", { class: "label" }, "candidate better"), h("div", { class: "value delta-pos", id: "wins" }, num(wins))),
           h("div", { class: "stat" }, h("div", { class: "label" }, "candidate worse"), h("div", { class: "value delta-neg", id: "losses" }, num(losses))),
           h("div", { class: "stat" }, h("div", { class: "label" }, "ties"), h("div", { class: "value", id: "ties" }, num(ties)))),
-        scatter)),
-    h("section", { class: "card flush" },
-      h("div", { class: "table-head" }, h("h2", {}, "Wins and losses by problem ",
-        report.per_problem.items_truncated ? h("span", { class: "muted small" }, `(first ${num(pp.items.length)} of ${num(report.per_problem.items_total)})`) : null), pp.controls),
-      pp.table, pp.pager));
+        scatter)));
   forestPlot(forest, report.metrics.map((m) => ({ label: `pass@${m.k}`, estimate: m.difference.estimate, lo: m.difference.ci_low ?? m.difference.estimate, hi: m.difference.ci_high ?? m.difference.estimate })));
   scatterPlot(scatter, pp.items.map((it) => ({
     x: it.base, y: it.candidate, cls: it.delta > 0 ? "win" : it.delta < 0 ? "loss" : "tie",

@@ -8,6 +8,20 @@ const data = boot();
 const el = (id) => document.getElementById(id);
 
 const state = { cursors: [null], page: 0, verdict: "", items: [], selected: null, nextCursor: null };
+const wanted = Number(new URLSearchParams(location.search).get("sample")) || null; // ?sample=ID selects it
+
+/** The last frame of a Python traceback and the exception under it ("File …, line 12, in f" + code + error). */
+export function lastFrame(stderr) {
+  const lines = (stderr || "").split("\n");
+  let at = -1;
+  for (let i = lines.length - 1; i >= 0; i--) if (/^\s*File ".*", line \d+/.test(lines[i])) { at = i; break; }
+  if (at < 0) return null;
+  const frame = [lines[at].trim()];
+  if (lines[at + 1] && !/^\s*File /.test(lines[at + 1]) && /^\s{4,}/.test(lines[at + 1])) frame.push(lines[at + 1].trim());
+  const error = lines.slice(at + 1).map((l) => l.trim()).filter((l) => l && !/^[~^ ]+$/.test(l)).pop();
+  if (error && error !== frame[frame.length - 1]) frame.push(error);
+  return frame.join("\n");
+}
 
 function excerpt(sample) {
   const pick = sample.detail || lastLine(sample.stderr) || firstLine(sample.stdout) || "";
@@ -52,6 +66,9 @@ function outputBlock(label, text, truncated) {
 
 function select(sample) {
   state.selected = sample;
+  const url = new URL(location.href);
+  url.searchParams.set("sample", sample.id);
+  history.replaceState(null, "", url);
   for (const row of document.querySelectorAll(".sample-row")) row.classList.toggle("selected", Number(row.dataset.sampleId) === sample.id);
   el("program-caption").textContent = `sample #${sample.index} · prompt + completion`;
   const facts = [
@@ -65,6 +82,10 @@ function select(sample) {
   clear(el("sample-detail"),
     h("dl", { class: "facts" }, facts.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v)))),
     sample.detail ? h("p", { class: "detail mono" }, sample.detail) : null,
+    sample.verdict !== "passed" && lastFrame(sample.stderr)
+      ? h("div", { class: "output" }, h("div", { class: "output-label" }, "where it failed (last traceback frame)"),
+        h("pre", { class: "output-text last-frame" }, lastFrame(sample.stderr)))
+      : null,
     outputBlock("stderr", sample.stderr, sample.stderr_truncated),
     outputBlock("stdout", sample.stdout, sample.stdout_truncated));
   const completion = sample.completion ?? "";
@@ -83,6 +104,7 @@ async function go(page) {
     state.cursors[page + 1] = result.next_cursor;
     renderSamples();
     if (state.items.length && (!state.selected || !state.items.some((s) => s.id === state.selected.id))) select(state.items[0]);
+    return result;
   } catch (error) {
     clear(el("samples-body"), h("tr", {}, h("td", { colspan: 4, class: "error" }, errorText(error))));
   }
@@ -94,6 +116,60 @@ el("sample-verdict").addEventListener("change", (e) => {
   go(0);
 });
 
+// ---------- identical programs, grouped ----------
+
+async function groupIdentical() {
+  const button = el("group-identical");
+  button.disabled = true;
+  button.textContent = "reading samples…";
+  const groups = new Map();
+  let cursor = null;
+  try {
+    for (let pages = 0; pages < 100; pages++) {
+      const page = await api(`/v1/runs/${data.run_id}/samples`, {
+        params: { problem_id: data.problem_id, limit: 1000, include: "completion", cursor } });
+      for (const sample of page.items) {
+        const key = sample.completion ?? "";
+        if (!groups.has(key)) groups.set(key, []);
+        groups.get(key).push(sample);
+      }
+      cursor = page.next_cursor;
+      if (!cursor) break;
+    }
+  } catch (error) {
+    clear(el("identical"), h("p", { class: "error" }, errorText(error)));
+    return;
+  }
+  const sorted = [...groups.values()].sort((a, b) => b.length - a.length);
+  clear(el("identical"),
+    h("p", { class: "muted small" }, `${num(sorted.length)} distinct programs among ${num(data.total)} samples`),
+    h("table", { class: "data", id: "identical-table" },
+      h("thead", {}, h("tr", {}, h("th", { class: "num" }, "copies"), h("th", {}, "verdicts"), h("th", {}, "samples"))),
+      h("tbody", {}, sorted.map((group) => {
+        const verdicts = {};
+        for (const s of group) verdicts[s.verdict || s.state] = (verdicts[s.verdict || s.state] || 0) + 1;
+        return h("tr", { class: "group-row", tabindex: 0, onclick: () => { select(group[0]); } },
+          h("td", { class: "num copies" }, num(group.length)),
+          h("td", {}, Object.entries(verdicts).map(([v, c]) => h("span", {}, verdictBadge(v), c > 1 && Object.keys(verdicts).length > 1 ? ` ${c} ` : " "))),
+          h("td", { class: "mono small" }, group.slice(0, 8).map((s) => `#${s.index}`).join(" ") + (group.length > 8 ? " …" : "")));
+      }))));
+  button.textContent = "Grouped";
+}
+el("group-identical").addEventListener("click", groupIdentical);
+
 highlightInto(el("test-code").querySelector("code"), `${data.test}\n\ncheck(${data.entry_point})`);
 highlightInto(el("program-code").querySelector("code"), data.prompt, data.prompt.length);
-go(0);
+
+async function start() {
+  let result = await go(0);
+  // A sample named in the URL: page forward until it is on screen, then select it.
+  for (let page = 0; wanted && result && !state.items.some((s) => s.id === wanted) && result.next_cursor && page < 50; page++) {
+    result = await go(state.page + 1);
+  }
+  const found = wanted && state.items.find((s) => s.id === wanted);
+  if (found) {
+    select(found);
+    document.querySelector(`.sample-row[data-sample-id="${found.id}"]`)?.scrollIntoView({ block: "nearest" });
+  }
+}
+start();

@@ -1,8 +1,8 @@
 // Run page: progress (live while the run is queued or running), pass@k / pass^k curves with
 // bootstrap bands, verdict breakdown, per-problem pass-rate histogram and a sortable problem table.
 import {
-  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, clear, elapsed, errorText, estimatesUpTo, h, interval, num,
-  passAtK, pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, when,
+  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, bracket, clear, coverage, downloadButton, elapsed, errorText, estimatesUpTo, h, num,
+  passAtK, pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, toCsv, when,
 } from "./common.js";
 import { barChart, curveChart, stackedBar } from "./charts.js";
 
@@ -12,8 +12,10 @@ const PAGE_SIZE = 50;
 // How the curves get their k grid: the point estimates for EVERY k = 1..n_min are computed here
 // from the per-problem (n, c) (exact, the same estimator as the server, O(problems x n_min)).
 // Bootstrap intervals come from the server on a grid only: every k up to 10, then ~15
-// log-spaced k up to n_min (<= 25 values, under the API's 32), with 2,000 resamples; the band
-// is drawn through those grid points. Requesting all 200 k at 10,000 resamples would be slow.
+// log-spaced k up to n_min (<= 25 values, under the API's 32); the band is drawn through the grid
+// points. The figures (pass@1, pass@n, pass^n, downloads) use the server's default interval (no
+// options), the bracket the CLI, the runs list and `passk report` show. The band uses fewer resamples
+// (25 k at 10,000 resamples on 1,000 problems take seconds) and its caption says so.
 const BAND_RESAMPLES = 2000;
 
 const { run_id: runId, problem_count: problemCount } = boot();
@@ -35,7 +37,8 @@ const state = {
   rows: [], // per-problem rows for the table
   nMin: 0,
   curves: null, // {at, hat} arrays over k
-  metrics: null,
+  metrics: null, // default interval at k = 1 and n_min: the figures
+  band: null, // the k grid at BAND_RESAMPLES: the curve's band
   tableK: null,
   sort: { key: "index", dir: 1 },
   search: "",
@@ -47,8 +50,82 @@ const state = {
 
 // ---------- run header, progress, verdicts ----------
 
+function renderLabels(run) {
+  el("run-name").textContent = run.display_name || run.model;
+  clear(el("run-labels"),
+    run.display_name ? h("span", { class: "muted" }, `model ${run.model} · `) : null,
+    (run.tags || []).map((t) => h("span", { class: "tag" }, t)),
+    run.archived ? h("span", { class: "badge tiny" }, "archived") : null,
+    run.note ? h("span", { class: "muted run-note" }, ` ${run.note}`) : null);
+}
+
+function fillEditForm(run) {
+  el("edit-name").value = run.display_name || "";
+  el("edit-tags").value = (run.tags || []).join(", ");
+  el("edit-note").value = run.note || "";
+  el("edit-archived").checked = !!run.archived;
+}
+
+el("run-edit").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const body = {
+    display_name: el("edit-name").value.trim() || null,
+    tags: el("edit-tags").value.split(",").map((t) => t.trim()).filter(Boolean),
+    note: el("edit-note").value.trim() || null,
+    archived: el("edit-archived").checked,
+  };
+  el("edit-status").textContent = "saving…";
+  try {
+    const run = await api(`/v1/runs/${runId}`, { method: "PATCH", body });
+    state.run = { ...state.run, ...run };
+    renderLabels(run);
+    fillEditForm(run);
+    el("edit-status").textContent = "saved";
+  } catch (error) {
+    el("edit-status").textContent = errorText(error);
+  }
+});
+
+// ---------- downloads (built in the page from what it already fetched) ----------
+
+const PROBLEM_COLUMNS = ["problem_id", "n", "c", "pass_at_1", "pass_at_k", "k", "distinct_programs", "total", "pending",
+  "passed", "failed", "error", "timeout", "memory", "crashed", "sandbox_error"];
+const METRIC_COLUMNS = ["k", "metric", "estimate", "ci_low", "ci_high", "interval", "standard_error", "method_used",
+  "fallback_reason", "confidence", "resamples", "problems", "dataset_problems", "subset"];
+const fileBase = () => `passk-${runId.slice(0, 8)}`;
+
+function problemRecords() {
+  return state.rows.map((r) => ({
+    problem_id: r.problem_id, n: r.n, c: r.c, pass_at_1: r.p1, pass_at_k: passAtK(r.n, r.c, state.tableK), k: state.tableK,
+    distinct_programs: r.distinct, total: r.total, pending: r.pending, ...r.by_verdict,
+  }));
+}
+
+/** Metrics over the k grid with the default interval, fetched when a download asks for them. */
+const downloadMetrics = () => api(`/v1/runs/${runId}/metrics`, { params: { k: (state.nMin ? kGrid(state.nMin) : [1]).join(",") } });
+
+function metricRecords(m) {
+  if (!m) return [];
+  const cover = m.coverage || {};
+  return m.metrics.flatMap((x) => ["pass_at_k", "pass_hat_k"].map((name) => ({
+    k: x.k, metric: name, estimate: x[name].estimate, ci_low: x[name].ci_low, ci_high: x[name].ci_high,
+    interval: x[name].label, standard_error: x[name].standard_error, method_used: x[name].method_used,
+    fallback_reason: x[name].fallback_reason, confidence: x[name].confidence, resamples: x[name].resamples,
+    problems: m.problems, dataset_problems: cover.dataset_problems, subset: cover.subset,
+  })));
+}
+
+clear(el("downloads"),
+  h("span", { class: "muted small" }, "Download:"),
+  downloadButton("problems CSV", () => ({ name: `${fileBase()}-problems.csv`, type: "text/csv", text: toCsv(problemRecords(), PROBLEM_COLUMNS) }), { id: "dl-problems-csv" }),
+  downloadButton("problems JSON", () => ({ name: `${fileBase()}-problems.json`, type: "application/json", text: JSON.stringify({ run_id: runId, problems: problemRecords() }, null, 2) }), { id: "dl-problems-json" }),
+  downloadButton("metrics CSV", async () => ({ name: `${fileBase()}-metrics.csv`, type: "text/csv", text: toCsv(metricRecords(await downloadMetrics()), METRIC_COLUMNS) }), { id: "dl-metrics-csv" }),
+  downloadButton("metrics JSON", async () => ({ name: `${fileBase()}-metrics.json`, type: "application/json", text: JSON.stringify(await downloadMetrics(), null, 2) }), { id: "dl-metrics-json" }));
+
 function renderRun(run) {
+  const first = state.run === null;
   state.run = run;
+  if (first) { renderLabels(run); fillEditForm(run); }
   statusBadge(el("run-status"), run.status);
   const s = run.sampling || {};
   const order = ["temperature", "top_p", "max_tokens", "seed"];
@@ -112,15 +189,16 @@ function renderCurves() {
     return;
   }
   const bands = { at: [], hat: [] };
-  for (const m of (state.metrics && state.metrics.metrics) || []) {
+  const source = state.band || state.metrics;
+  for (const m of (source && source.metrics) || []) {
     if (m.k > curves.nMin) continue;
     // no bounds (every problem scored alike): the band pinches to the estimate there
     bands.at.push({ k: m.k, lo: m.pass_at_k.ci_low ?? m.pass_at_k.estimate, hi: m.pass_at_k.ci_high ?? m.pass_at_k.estimate });
     bands.hat.push({ k: m.k, lo: m.pass_hat_k.ci_low ?? m.pass_hat_k.estimate, hi: m.pass_hat_k.ci_high ?? m.pass_hat_k.estimate });
   }
-  const first = state.metrics && state.metrics.metrics[0] ? state.metrics.metrics[0].pass_at_k : null;
+  const first = source && source.metrics[0] ? source.metrics[0].pass_at_k : null;
   const method = first ? (first.method_used || first.method || "bootstrap").replace("bca", "BCa bootstrap").replace("percentile", "percentile bootstrap") : "bootstrap";
-  el("curve-caption").textContent = `k = 1 … ${curves.nMin} over ${num(curves.problems)} problems; band: ${Math.round(100 * (first ? first.confidence : 0.95))}% ${method} interval`;
+  el("curve-caption").textContent = `k = 1 … ${curves.nMin} over ${num(curves.problems)} problems; band: ${first && first.label && first.method_used !== "none" ? first.label : `${Math.round(100 * (first ? first.confidence : 0.95))} % ${method}`} interval`;
   curveChart(el("curve-chart"), {
     kmax: curves.nMin,
     title: "pass@k and pass^k over k",
@@ -136,17 +214,20 @@ function renderStats() {
   const byK = new Map(((m && m.metrics) || []).map((x) => [x.k, x]));
   const first = byK.get(1);
   const last = byK.get(state.nMin);
-  el("stat-pass1").textContent = first ? pct(first.pass_at_k.estimate) : "–";
-  el("stat-pass1-ci").textContent = first ? interval(first.pass_at_k) : "";
+  el("stat-pass1").textContent = first ? pct(first.pass_at_k.estimate, 2) : "–";
+  clear(el("stat-pass1-ci"), first ? bracket(first.pass_at_k) : "");
   el("stat-passn-label").textContent = `pass@${state.nMin || "n"}`;
   el("stat-hatn-label").textContent = `pass^${state.nMin || "n"}`;
-  el("stat-passn").textContent = last ? pct(last.pass_at_k.estimate) : "–";
-  el("stat-passn-ci").textContent = last ? interval(last.pass_at_k) : "";
-  el("stat-hatn").textContent = last ? pct(last.pass_hat_k.estimate) : "–";
-  el("stat-hatn-ci").textContent = last ? interval(last.pass_hat_k) : "";
+  el("stat-passn").textContent = last ? pct(last.pass_at_k.estimate, 2) : "–";
+  clear(el("stat-passn-ci"), last ? bracket(last.pass_at_k) : "");
+  el("stat-hatn").textContent = last ? pct(last.pass_hat_k.estimate, 2) : "–";
+  clear(el("stat-hatn-ci"), last ? bracket(last.pass_hat_k) : "");
   const finished = state.rows.filter((r) => r.finished).length;
   el("stat-problems").textContent = num(state.rows.length || problemCount);
-  el("stat-problems-sub").textContent = finished === state.rows.length ? "all finished" : `${num(finished)} finished`;
+  const covered = m && m.coverage ? m.coverage : state.run && state.run.coverage;
+  clear(el("stat-problems-sub"),
+    covered ? coverage({ coverage: covered }) : null, covered ? " · " : null,
+    finished === state.rows.length ? "all finished" : `${num(finished)} finished`);
   if (m && m.n_min !== null && m.n_min !== undefined) {
     el("stat-n").textContent = m.n_min === m.n_max ? num(m.n_min) : `${num(m.n_min)}–${num(m.n_max)}`;
     el("stat-n-sub").textContent = m.excluded_sandbox_errors ? `${num(m.excluded_sandbox_errors)} sandbox errors excluded` : `${num(m.samples)} samples counted`;
@@ -184,18 +265,26 @@ async function loadResults() {
   renderTable();
   renderCurves();
   if (state.nMin) {
+    const grid = kGrid(state.nMin);
+    const figures = [...new Set([1, state.nMin])];
+    const band = grid.length > figures.length
+      ? api(`/v1/runs/${runId}/metrics`, { params: { k: grid.join(","), resamples: BAND_RESAMPLES } }).catch(() => null)
+      : Promise.resolve(null);
     try {
-      state.metrics = await api(`/v1/runs/${runId}/metrics`, { params: { k: kGrid(state.nMin).join(","), resamples: BAND_RESAMPLES } });
+      state.metrics = await api(`/v1/runs/${runId}/metrics`, { params: { k: figures.join(",") } });
     } catch (error) {
       state.metrics = null;
       const note = el("metrics-note");
       note.hidden = false;
       note.textContent = `Metrics unavailable: ${errorText(error)}`;
     }
+    renderStats();
+    state.band = await band;
   } else {
     state.metrics = null;
+    state.band = null;
+    renderStats();
   }
-  renderStats();
   renderCurves();
 }
 

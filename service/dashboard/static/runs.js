@@ -1,12 +1,11 @@
 // Runs list: newest first, filter by dataset and model; progress and pass@1 fill in per row.
 import {
-  FINISHED_STATUSES, api, boot, clear, eachLimited, errorText, h, interval, num, pct, renderPager, renderProgress, when,
+  FINISHED_STATUSES, api, boot, bracket, clear, coverage, eachLimited, errorText, h, num, pct, renderPager, renderProgress, when,
 } from "./common.js";
 
 const PAGE_SIZE = 25;
 const POLL_MS = 2000;
-// pass@1 for a list row: a cheap interval (1,000 resamples); the run page uses more.
-const LIST_RESAMPLES = 1000;
+// pass@1 for a list row: the server's default interval (no options), the one every surface shows.
 
 const data = boot();
 const datasetsById = new Map(data.datasets.map((d) => [d.id, d]));
@@ -16,12 +15,22 @@ const datasetSelect = document.getElementById("filter-dataset");
 const modelSelect = document.getElementById("filter-model");
 const compareButton = document.getElementById("compare-selected");
 
+const searchInput = document.getElementById("filter-search");
+const sortSelect = document.getElementById("filter-sort");
+const archivedBox = document.getElementById("filter-archived");
+
 const params = new URLSearchParams(location.search);
 const state = {
   dataset_id: params.get("dataset_id") || "",
   model: params.get("model") || "",
+  q: params.get("q") || "",
+  sort: params.get("sort") || "newest",
+  archived: params.get("archived") === "include",
   page: Math.max(0, Number(params.get("page") || 0) | 0),
 };
+searchInput.value = state.q;
+sortSelect.value = state.sort;
+archivedBox.checked = state.archived;
 datasetSelect.value = state.dataset_id;
 if (state.model && ![...modelSelect.options].some((o) => o.value === state.model)) {
   modelSelect.append(h("option", { value: state.model }, state.model));
@@ -37,6 +46,9 @@ function syncUrl() {
   const query = new URLSearchParams();
   if (state.dataset_id) query.set("dataset_id", state.dataset_id);
   if (state.model) query.set("model", state.model);
+  if (state.q) query.set("q", state.q);
+  if (state.sort !== "newest") query.set("sort", state.sort);
+  if (state.archived) query.set("archived", "include");
   if (state.page) query.set("page", state.page);
   const text = query.toString();
   history.replaceState(null, "", text ? `/?${text}` : "/");
@@ -50,12 +62,17 @@ function rowFor(run) {
   const dataset = datasetsById.get(run.dataset_id);
   const checkbox = h("input", { type: "checkbox", "aria-label": `Select run ${run.model}`, onchange: (e) => toggle(run, e.target.checked) });
   checkbox.checked = selected.has(run.id);
-  const approxN = dataset && dataset.problems ? run.sample_count / dataset.problems : null;
+  const problems = run.problem_count || (dataset && dataset.problems);
+  const approxN = problems ? run.sample_count / problems : null;
   const row = h("tr", { dataset: { runId: run.id, status: run.status } },
     h("td", { class: "narrow-col" }, checkbox),
-    h("td", {}, h("a", { href: `/runs/${run.id}`, class: "run-link" }, run.model)),
+    h("td", {}, h("a", { href: `/runs/${run.id}`, class: "run-link" }, run.display_name || run.model),
+      h("div", { class: "mono muted tiny run-id", title: run.id }, run.id.slice(0, 8)),
+      run.tags && run.tags.length ? h("div", {}, run.tags.map((t) => h("span", { class: "tag" }, t))) : null,
+      run.archived ? h("span", { class: "badge tiny" }, "archived") : null),
     h("td", { class: "num mono" }, temperature(run.sampling)),
-    h("td", { class: "dataset-cell" }, dataset ? dataset.name : h("span", { class: "mono muted" }, run.dataset_id.slice(0, 8))),
+    h("td", { class: "dataset-cell" }, run.dataset_name || (dataset ? dataset.name : h("span", { class: "mono muted" }, run.dataset_id.slice(0, 8))),
+      h("div", { class: "tiny muted coverage-cell" }, coverage(run))),
     h("td", { class: "status-cell" },
       h("div", { class: "status-line" },
         h("span", { class: `badge status-${run.status}` }, run.status),
@@ -65,6 +82,13 @@ function rowFor(run) {
     h("td", { class: "num pass1-cell" }, h("span", { class: "muted" }, "…")),
     h("td", { class: "muted created-cell", title: run.created_at }, when(run.created_at)));
   return row;
+}
+
+/** Highest pass@1 first among the rows of this page (scores are computed per run, not stored). */
+function sortByScore() {
+  const score = (tr) => Number(tr.querySelector(".pass1-cell")?.dataset.score ?? -1);
+  const rows = [...body.querySelectorAll("tr[data-run-id]")].sort((a, b) => score(b) - score(a));
+  body.append(...rows);
 }
 
 function toggle(run, on) {
@@ -97,14 +121,15 @@ async function updateMetrics(row, run) {
     return;
   }
   try {
-    const metrics = await api(`/v1/runs/${run.id}/metrics`, { params: { k: 1, resamples: LIST_RESAMPLES } });
+    const metrics = await api(`/v1/runs/${run.id}/metrics`, { params: { k: 1 } });
     if (!metrics.metrics.length) {
       clear(cell, h("span", { class: "muted", title: metrics.note || "" }, "–"));
     } else {
       const m = metrics.metrics[0].pass_at_k;
+      cell.dataset.score = m.estimate;
       clear(cell,
-        h("strong", { class: "pass1" }, pct(m.estimate)), " ",
-        h("span", { class: "muted ci" }, interval(m)),
+        h("strong", { class: "pass1" }, pct(m.estimate, 2)), " ",
+        bracket(m),
         metrics.partial ? h("span", { class: "partial", title: metrics.note || "partial" }, " partial") : null);
     }
     if (metrics.n_min !== null) {
@@ -121,7 +146,9 @@ async function load() {
   syncUrl();
   let list;
   try {
-    list = await api("/v1/runs", { params: { dataset_id: state.dataset_id, model: state.model, limit: PAGE_SIZE, offset: state.page * PAGE_SIZE } });
+    list = await api("/v1/runs", { params: {
+      dataset_id: state.dataset_id, model: state.model, q: state.q, archived: state.archived ? "include" : undefined,
+      sort: state.sort === "score" ? undefined : state.sort, limit: PAGE_SIZE, offset: state.page * PAGE_SIZE } });
   } catch (error) {
     clear(body, h("tr", {}, h("td", { colspan: 8, class: "error" }, errorText(error))));
     return;
@@ -129,7 +156,7 @@ async function load() {
   if (mine !== generation) return;
   if (!list.items.length) {
     clear(body, h("tr", {}, h("td", { colspan: 8, class: "muted empty" },
-      state.dataset_id || state.model ? "No runs match these filters." : "No runs yet: POST /v1/runs to submit one.")));
+      state.dataset_id || state.model || state.q ? "No runs match these filters." : "No runs yet: POST /v1/runs to submit one.")));
   } else {
     clear(body, list.items.map(rowFor));
   }
@@ -144,6 +171,7 @@ async function load() {
     updateProgress(rows.get(run.id), run);
     await updateMetrics(rows.get(run.id), run);
   });
+  if (mine === generation && state.sort === "score") sortByScore();
   if (mine === generation) schedulePoll(mine, rows);
 }
 
@@ -164,6 +192,13 @@ function schedulePoll(mine, rows) {
   }, POLL_MS);
 }
 
+let searchTimer = null;
+searchInput.addEventListener("input", () => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => { state.q = searchInput.value.trim(); state.page = 0; load(); }, 250);
+});
+sortSelect.addEventListener("change", () => { state.sort = sortSelect.value; state.page = 0; load(); });
+archivedBox.addEventListener("change", () => { state.archived = archivedBox.checked; state.page = 0; load(); });
 datasetSelect.addEventListener("change", () => { state.dataset_id = datasetSelect.value; state.page = 0; load(); });
 modelSelect.addEventListener("change", () => { state.model = modelSelect.value; state.page = 0; load(); });
 load();

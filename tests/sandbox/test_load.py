@@ -14,11 +14,11 @@ from sandbox.executor import Sandbox
 from sandbox.verdicts import Verdict
 from tests.sandbox.programs import run_many, run_one
 
-# About one second of CPU on this class of machine (a pure-Python loop).
+# About half a second of CPU on this class of machine (a pure-Python loop).
 CPU_BOUND = """
 def busy():
     total = 0
-    for i in range(50_000_000):
+    for i in range(25_000_000):
         total += i & 7
     return total
 

@@ -242,6 +242,31 @@ def processes_other_than(keep: set) -> list:
     return [int(entry) for entry in os.listdir("/proc") if entry.isdigit() and int(entry) not in keep]
 
 
+def live_processes_other_than(keep: set) -> list:
+    """Processes not in `keep` that have not ended (zombies waiting to be reaped do not count)."""
+    return [pid for pid in processes_other_than(keep) if real_uid(pid) is not None]
+
+
+def scratch_entries() -> list:
+    """(place, entry) for everything in the scratch places."""
+    found = []
+    for place in SCRATCH_PLACES:
+        try:
+            found += [(place, entry) for entry in os.listdir(place)]
+        except OSError:
+            continue
+    return found
+
+
+def remove_as(uid: int, path: str) -> None:
+    """Remove a scratch directory `uid` made, with `uid` as effective uid for the moment."""
+    os.setresuid(-1, uid, -1)
+    try:
+        shutil.rmtree(path, onerror=_make_removable)
+    finally:
+        os.setresuid(-1, 0, -1)
+
+
 def set_limits(cpu_s: float, memory_bytes: int, file_bytes: int) -> None:
     import math
     import resource

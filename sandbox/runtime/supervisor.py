@@ -339,11 +339,33 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
     duration = time.monotonic() - started
     tree_cpu = _tree_cpu(cpu_before)
 
-    # The program is over: nothing it started may outlive it, nor anything it left behind.
-    judge_side_alive = process.reset_uid(process.JUDGE_UID, wipe=True)
-    candidates_alive = box.reset_candidates(wipe=True) if box.zygote_alive else None
-    if candidates_alive is None:  # no zygote to do it: PID 1 does
-        process.reset_uid(process.CANDIDATE_UID, wipe=True)
+    # The program is over: nothing it started may outlive it, nor anything it left behind. Usually
+    # nothing did (its processes have ended, no IPC object, only its scratch directories): then only
+    # those go. Otherwise every process of both uids is killed and everything they own is removed.
+    scratch = {
+        (process.SCRATCH_ROOT, f"{'j' if judged else 's'}{sequence}"): process.JUDGE_UID if judged else process.CANDIDATE_UID,
+        (process.SCRATCH_ROOT, f"c{sequence}"): process.CANDIDATE_UID,
+    }
+    quick = (
+        status is not None
+        and box.zygote_alive
+        and not process.live_processes_other_than({1, box.zygote_pid})
+        and process.ipc_objects() == 0
+        and set(process.scratch_entries()) <= set(scratch)
+    )
+    outlived = False
+    if quick:
+        for (place, entry), owner in scratch.items():
+            if os.path.lexists(os.path.join(place, entry)):
+                process.remove_as(owner, os.path.join(place, entry))
+    else:
+        judge_side_alive = process.reset_uid(process.JUDGE_UID, wipe=True)
+        candidates_alive = box.reset_candidates(wipe=True) if box.zygote_alive else None
+        if candidates_alive is None:  # no zygote to do it: PID 1 does
+            box.zygote_alive = False
+            candidates_alive = process.reset_uid(process.CANDIDATE_UID, wipe=True)
+        # Processes of the program's own uid that outlived it (a judge's candidates end on their own).
+        outlived = bool(judge_side_alive if judged else candidates_alive)
     if status is None:
         _, status, usage = os.wait4(pid, 0)
     for reaped, _, _ in process.reap(until_none_but={box.zygote_pid}, deadline_s=2.0):
@@ -354,16 +376,14 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
     for fd in (report_r, out_r, err_r, pidfd):
         os.close(fd)
     clean = (
-        process.scratch_is_empty()
+        not process.scratch_entries()
         and process.ipc_objects() == 0
-        and not process.processes_other_than({1, box.zygote_pid})
+        and not process.live_processes_other_than({1, box.zygote_pid})
     )
     oom = oom_before >= 0 and process.oom_kills() > oom_before
     own_cpu = (usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
     cpu = max(tree_cpu, own_cpu) if tree_cpu is not None else own_cpu
-    # Anything of the program's still running after its judge (or lone process) ended is a leftover;
-    # a judge cleans up its own candidates before it ends.
-    leftovers = bool(judge_side_alive or candidates_alive) and not (wall_timeout or tree_cpu_timeout)
+    leftovers = outlived and not (wall_timeout or tree_cpu_timeout)
 
     result = judge(status, cpu, limits["time_limit_s"], wall_timeout, tree_cpu_timeout, oom,
                    captures[report_r].data, nonce)
@@ -387,7 +407,7 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
         retire = "sandbox error"
     elif leftovers:
         retire = "program left processes behind"
-    elif not box.zygote_alive or candidates_alive is None:
+    elif not box.zygote_alive:
         retire = "the zygote stopped answering"
     elif not clean:
         retire = "the container could not be cleaned after the program"

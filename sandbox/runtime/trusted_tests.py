@@ -118,12 +118,12 @@ class _Candidate:
         raise CandidateEnded(code)
 
     def close(self) -> None:
+        # The candidate ends when its pipes close; anything it left is PID 1's to remove after the job.
         for fd in (self.requests, self.replies):
             try:
                 self.os.close(fd)
             except OSError:
                 pass
-        self.spawner.reset()
 
 
 class RemoteIterator:

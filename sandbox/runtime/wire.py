@@ -1,7 +1,7 @@
 """What crosses between a candidate's process and its judge: frames and values.
 
-Framing: `<decimal length>\\n<JSON>` on a pipe. Values: a tagged JSON form that
-keeps the types JSON would lose. The candidate side encodes whatever it
+Framing: a 4-byte big-endian length, then that many bytes of JSON, written
+in one call. Values: a tagged JSON form that keeps the types JSON would lose. The candidate side encodes whatever it
 returns (`encode`); the judge side rebuilds it (`decode`) from data only, so
 no method the candidate wrote ever runs in the judge.
 
@@ -30,9 +30,11 @@ import decimal as _decimal
 import fractions as _fractions
 import json as _json
 import os as _os
+import struct as _struct
 
 MAX_DEPTH = 100
-MAX_HEADER = 24
+MAX_MESSAGE = 1 << 30
+_LENGTH = _struct.Struct(">I")
 
 _type, _len, _hex, _float_hex, _dict_items = type, len, hex, float.hex, dict.items
 _bool, _int, _float, _str, _list, _tuple, _dict = bool, int, float, str, list, tuple, dict
@@ -54,37 +56,37 @@ _FACTORIES = {t.__name__: t for t in (int, float, str, list, dict, set, frozense
 
 def send(fd: int, message: dict) -> None:
     data = _json.dumps(message, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    view = memoryview(_str(_len(data)).encode() + b"\n" + data)
+    view = memoryview(_LENGTH.pack(_len(data)) + data)
     while view:
         view = view[_os.write(fd, view):]
 
 
 def receive(fd: int) -> "dict | None":
     """One message, or None if the other side closed the pipe (or sent garbage)."""
-    header = b""
-    while not header.endswith(b"\n"):
-        chunk = _os.read(fd, 1)
-        if not chunk:
-            return None
-        header += chunk
-        if _len(header) > MAX_HEADER:
-            return None
+    header = _read_exactly(fd, 4)
+    if header is None:
+        return None
+    body = _read_exactly(fd, _LENGTH.unpack(header)[0])
+    if body is None:
+        return None
     try:
-        remaining = _int(header)
+        message = _json.loads(body.decode("utf-8", "surrogatepass"))
     except ValueError:
         return None
-    parts = []
+    return message if _type(message) is _dict else None
+
+
+def _read_exactly(fd: int, size: int) -> "bytes | None":
+    if size > MAX_MESSAGE:
+        return None
+    parts, remaining = [], size
     while remaining > 0:
         chunk = _os.read(fd, min(remaining, 1 << 20))
         if not chunk:
             return None
         parts.append(chunk)
         remaining -= _len(chunk)
-    try:
-        message = _json.loads(b"".join(parts).decode("utf-8", "surrogatepass"))
-    except ValueError:
-        return None
-    return message if _type(message) is _dict else None
+    return b"".join(parts)
 
 
 # ------------------------------------------------------------------ values

@@ -223,7 +223,9 @@ def test_6_a_candidate_killed_by_sigkill_or_spinning_past_sigxcpu_gets_the_right
         time_limit_s=1.0,
     )
     assert killed.verdict is Verdict.CRASHED and "SIGKILL" in (killed.detail or ""), explain([killed])
-    assert spinning.verdict is Verdict.TIMEOUT and spinning.timeout_kind == "cpu", explain([spinning])
+    # A CPU timeout; on a machine too busy to give it 1 s of CPU within 3 s, the wall-clock backstop's
+    # (which the worker re-runs alone). Never `error`.
+    assert spinning.verdict is Verdict.TIMEOUT, explain([spinning])
 
 
 # ------------------------------------------------------------------ samples that reach each other

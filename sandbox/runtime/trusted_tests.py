@@ -118,12 +118,17 @@ class _Candidate:
         raise CandidateEnded(code)
 
     def close(self) -> None:
-        # The candidate ends when its pipes close; anything it left is PID 1's to remove after the job.
+        # The candidate ends when its pipes close: wait (briefly) until the zygote has reaped it, so that
+        # PID 1 finds nothing left to kill. Anything it did leave is PID 1's to remove after the job.
         for fd in (self.requests, self.replies):
             try:
                 self.os.close(fd)
             except OSError:
                 pass
+        try:
+            self.spawner.wait(self.pid, timeout_s=0.5)
+        except OSError:
+            pass
 
 
 class RemoteIterator:

@@ -19,14 +19,31 @@ from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
+from service.failures import join_failure, split_failure
 from service.problems import program_for
+
+# Which runs to serve first: the preferred priority, then the API key holding the fewest leased samples
+# (keys share the workers at equal priority), then the oldest run. No locks: _CLAIM locks what it takes.
+_CANDIDATE_RUNS = text(
+    """
+    SELECT r.id FROM runs r
+    WHERE r.status IN ('queued', 'running')
+      AND EXISTS (SELECT 1 FROM samples s WHERE s.run_id = r.id AND s.state = 'queued')
+    ORDER BY (r.priority <> :first),
+        (SELECT count(*) FROM samples l JOIN runs k ON k.id = l.run_id
+         WHERE l.state = 'leased' AND k.status IN ('queued', 'running')
+           AND k.api_key_id IS NOT DISTINCT FROM r.api_key_id),
+        r.created_at, r.id
+    LIMIT 8
+    """
+)
 
 # One (run, problem) group per claim: its samples share a program prefix and limits.
 _CLAIM = text(
     """
     WITH head AS (
         SELECT run_id, problem_id FROM samples
-        WHERE state = 'queued' ORDER BY id LIMIT 1
+        WHERE state = 'queued' AND run_id = :run_id ORDER BY id LIMIT 1
         FOR UPDATE SKIP LOCKED
     ), picked AS (
         SELECT s.id FROM samples s JOIN head USING (run_id, problem_id)
@@ -85,8 +102,15 @@ def claim_batch(
     default_time_limit_s: float,
     default_memory_mb: int,
     image_id: str,
+    first_priority: str = "interactive",
 ) -> list[ClaimedSample]:
-    rows = session.execute(_CLAIM, {"limit": limit, "owner": owner, "lease": lease_s}).all()
+    rows: list = []
+    for candidate in session.execute(_CANDIDATE_RUNS, {"first": first_priority}).scalars():
+        rows = session.execute(
+            _CLAIM, {"limit": limit, "owner": owner, "lease": lease_s, "run_id": candidate}
+        ).all()
+        if rows:
+            break
     if not rows:
         return []
     run_id, problem_id = rows[0].run_id, rows[0].problem_id
@@ -136,11 +160,12 @@ def lookup_cache(session: Session, keys: Iterable[str]) -> dict[str, Outcome]:
     if not wanted:
         return {}
     rows = session.execute(
-        text(f"SELECT key, {', '.join(_OUTCOME_COLUMNS)} FROM verdict_cache WHERE key = ANY(:keys)"), {"keys": wanted}
+        text(f"SELECT key, failure, {', '.join(_OUTCOME_COLUMNS)} FROM verdict_cache WHERE key = ANY(:keys)"),
+        {"keys": wanted},
     ).all()
     return {
         row.key: Outcome(
-            id="", verdict=Verdict(row.verdict), detail=row.detail, exit_code=row.exit_code, signal=row.signal,
+            id="", verdict=Verdict(row.verdict), detail=join_failure(row.detail, row.failure), exit_code=row.exit_code, signal=row.signal,
             duration_ms=row.duration_ms, cpu_ms=row.cpu_ms, stdout=row.stdout or "", stderr=row.stderr or "",
             stdout_truncated=row.stdout_truncated, stderr_truncated=row.stderr_truncated,
         )
@@ -161,15 +186,20 @@ def _store_cache(session: Session, entries: dict[str, Outcome]) -> None:
     columns = ", ".join(_OUTCOME_COLUMNS)
     values = ", ".join(f":{name}" for name in _OUTCOME_COLUMNS)
     session.execute(
-        text(f"INSERT INTO verdict_cache (key, {columns}) VALUES (:key, {values}) ON CONFLICT (key) DO NOTHING"),
+        text(
+            f"INSERT INTO verdict_cache (key, failure, {columns}) VALUES (:key, CAST(:failure AS jsonb), {values}) "
+            "ON CONFLICT (key) DO NOTHING"
+        ),
         [{"key": key, **_outcome_params(outcome)} for key, outcome in sorted(entries.items())],
     )
 
 
 def _outcome_params(outcome: Outcome) -> dict[str, object]:
+    detail, failure = split_failure(outcome.detail)
     return {
         "verdict": outcome.verdict.value,
-        "detail": outcome.detail,
+        "detail": detail,
+        "failure": json.dumps(failure) if failure is not None else None,
         "exit_code": outcome.exit_code,
         "signal": outcome.signal,
         "duration_ms": outcome.duration_ms,
@@ -206,10 +236,34 @@ _FINISH = text(
     UPDATE samples SET state = 'done', verdict = :verdict, detail = :detail, exit_code = :exit_code,
         signal = :signal, duration_ms = :duration_ms, cpu_ms = :cpu_ms, stdout = :stdout, stderr = :stderr,
         stdout_truncated = :stdout_truncated, stderr_truncated = :stderr_truncated, finished_at = now(),
-        cached = :cached, rerun = :rerun, lease_owner = NULL, lease_expires_at = NULL
+        cached = :cached, rerun = :rerun, lease_owner = NULL, lease_expires_at = NULL,
+        failure = CAST(:failure AS jsonb)
     WHERE id = :b_id AND state = 'leased' AND lease_owner = :owner
     """
 ).bindparams(bindparam("b_id"))
+
+# Each finished sample gets the next number of its run's events, under the run's row lock (held to commit),
+# so numbers become visible in order: a reader that saw event N has seen every event below N.
+_NUMBER_EVENTS = text(
+    """
+    WITH todo AS (
+        SELECT id, row_number() OVER (ORDER BY id) AS k FROM samples
+        WHERE run_id = :run_id AND id = ANY(:ids) AND state = 'done' AND event IS NULL
+    ), bump AS (
+        UPDATE runs SET events = events + (SELECT count(*) FROM todo) WHERE id = :run_id
+        RETURNING events - (SELECT count(*) FROM todo) AS base
+    )
+    UPDATE samples SET event = bump.base + todo.k FROM todo, bump WHERE samples.id = todo.id
+    """
+)
+
+
+def number_events(session: Session, run_id: uuid.UUID, sample_ids: Collection[int]) -> None:
+    """Number the run's newly finished samples and wake whoever follows its events (at commit)."""
+    if not sample_ids:
+        return
+    session.execute(_NUMBER_EVENTS, {"run_id": run_id, "ids": sorted(sample_ids)})
+    session.execute(text("SELECT pg_notify('passk_events', :run)"), {"run": str(run_id)})
 
 # A sample of a cancelled run is not put back in the queue (where a worker would run it for nobody):
 # it ends `cancelled` like the run's other unfinished samples.
@@ -244,11 +298,13 @@ def record_outcomes(
     """Store verdicts (and new cache entries); a sandbox_error with attempts left goes back to the queue."""
     _lock_runs(session, {sample.run_id for sample in claimed})
     finish, retry = [], []
+    finished: list[ClaimedSample] = []
     fresh: dict[str, Outcome] = {}
     for sample, outcome in zip(claimed, outcomes, strict=True):
         if outcome.verdict is Verdict.SANDBOX_ERROR and sample.attempts < max_attempts:
             retry.append({"b_id": sample.id, "owner": owner, "detail": f"retrying after: {outcome.detail}"})
             continue
+        finished.append(sample)
         finish.append(
             {
                 "b_id": sample.id,
@@ -266,6 +322,8 @@ def record_outcomes(
         session.execute(_RETRY, retry)
     _store_cache(session, fresh)
     for run_id in {sample.run_id for sample in claimed}:
+        number_events(session, run_id, [row["b_id"] for row, sample in zip(finish, finished, strict=True)
+                                        if sample.run_id == run_id])
         finish_run_if_done(session, run_id)
 
 
@@ -293,18 +351,24 @@ def _lock_runs(session: Session, run_ids: set[uuid.UUID]) -> None:
 
 def finish_run_if_done(session: Session, run_id: uuid.UUID) -> None:
     """Mark the run completed (or failed, if nothing but sandbox errors came back) once no sample is left."""
-    session.execute(
+    ended = session.execute(
         text(
             """
             UPDATE runs SET finished_at = now(), status = CASE
                 WHEN EXISTS (SELECT 1 FROM samples WHERE run_id = :id AND state = 'done' AND verdict <> 'sandbox_error')
-                THEN 'completed' ELSE 'failed' END
+                THEN 'completed' ELSE 'failed' END,
+                callback_state = CASE WHEN callback_url IS NOT NULL THEN 'pending' END
             WHERE id = :id AND status IN ('queued', 'running')
               AND NOT EXISTS (SELECT 1 FROM samples WHERE run_id = :id AND state IN ('queued', 'leased'))
+            RETURNING callback_url
             """
         ),
         {"id": run_id},
-    )
+    ).first()
+    if ended is not None:
+        session.execute(text("SELECT pg_notify('passk_events', :run)"), {"run": str(run_id)})
+        if ended.callback_url is not None:
+            session.execute(text("NOTIFY passk_callbacks"))
 
 
 def reclaim_expired(session: Session, max_attempts: int) -> int:
@@ -328,10 +392,14 @@ def reclaim_expired(session: Session, max_attempts: int) -> int:
                 finished_at = CASE WHEN attempts >= :max AND NOT {_RUN_CANCELLED} THEN now() END,
                 lease_owner = NULL, lease_expires_at = NULL
             WHERE state = 'leased' AND lease_expires_at < now() AND run_id = ANY(:run_ids)
+            RETURNING id, run_id, state
             """
         ),
         {"max": max_attempts, "run_ids": list(run_ids)},
-    )
+    ).all()
     for run_id in run_ids:
+        number_events(session, run_id, [row.id for row in result if row.run_id == run_id and row.state == "done"])
         finish_run_if_done(session, run_id)
-    return result.rowcount
+    if any(row.state == "queued" for row in result):
+        session.execute(text("NOTIFY passk_samples"))
+    return len(result)

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     # batch runs: a stream of interactive runs cannot starve a batch run.
     batch_share: int = Field(4, ge=2)
     max_attempts: int = Field(3, ge=1)
+    # Re-runs of wall-clock timeouts may keep new batches waiting for at most this share of any minute
+    # (each for at most its program's CPU limit + 1 s); 0 re-runs them beside everything else.
+    rerun_exclusive_share: float = Field(0.2, ge=0, le=1)
 
     # Request limits.
     max_body_bytes: int = Field(256 * 1024 * 1024, ge=1024)

@@ -12,9 +12,9 @@ or /proc/<pid>/mem of a judge (and judges are non-dumpable as well).
 
 Clean-up. Without CAP_KILL or CAP_FOWNER, root cannot kill or delete what the
 two uids own; with the uid as its effective uid for a moment, it can.
-`reset_uid` kills every process of that uid (kill(-1): atomic against fork
-bombs), then removes its System V IPC objects, POSIX message queues and files
-in the scratch places.
+`reset_uid` kills every process of that uid (stopping them first, so that a
+fork bomb cannot outrun it), then removes its System V IPC objects, POSIX
+message queues and files in the scratch places.
 """
 
 import ctypes
@@ -63,29 +63,43 @@ def drop_to(uid: int) -> None:
 
 
 def kill_uid(uid: int) -> bool:
-    """With `uid` as effective uid: SIGKILL every process of the uid. True if any.
+    """With `uid` as effective uid: SIGKILL every process of the uid. True if there were any.
 
-    (kill(-1) itself succeeds whenever any other process exists, even one it may not signal, so it
-    cannot tell; /proc can.)"""
-    me = os.getpid()
-    alive = any(pid != me and real_uid(pid) == uid for pid in processes_other_than({1}))
-    try:
-        os.kill(-1, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    return alive
+    Not kill(-1): our real uid stays root's, and kill(-1) would also reach every root process (the
+    zygote). So: SIGSTOP all of them (a stopped process forks no more), then SIGKILL, pass after pass
+    until a scan of /proc finds none; a fork bomb is bounded by the pids limit, so this ends quickly.
+    """
+    found = False
+    for _ in range(100):
+        pids = [pid for pid in processes_other_than({1, os.getpid()}) if real_uid(pid) == uid]
+        if not pids:
+            return found
+        found = True
+        for signum in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in pids:
+                try:
+                    os.kill(pid, signum)
+                except OSError:
+                    pass
+        time.sleep(0.0002)
+    return found
 
 
 def real_uid(pid: int) -> "int | None":
-    """The real uid of a process (from /proc/<pid>/status, readable even for non-dumpable ones)."""
+    """The real uid of a live process (from /proc/<pid>/status, readable even for non-dumpable ones);
+    None for a zombie (already dead, waiting to be reaped) or a process that is gone."""
     try:
         with open(f"/proc/{pid}/status") as handle:
+            uid = None
             for line in handle:
+                if line.startswith("State:") and line.split()[1] in ("Z", "X"):
+                    return None
                 if line.startswith("Uid:"):
-                    return int(line.split()[1])
+                    uid = int(line.split()[1])
+                    break
+            return uid
     except (OSError, ValueError, IndexError):
         return None
-    return None
 
 
 def remove_ipc(uid: int) -> None:

@@ -65,8 +65,9 @@ def _receive(sock: socket.socket) -> "tuple[dict | None, list]":
 
 
 class Zygote:
-    def __init__(self, control: socket.socket, run_candidate: object) -> None:
+    def __init__(self, control: socket.socket, run_candidate: object, log: int = -1) -> None:
         self.control = control
+        self.log = log
         self.run_candidate = run_candidate  # what a forked candidate executes (candidate.main)
         self.session: "socket.socket | None" = None
         self.limits: dict = {}
@@ -221,9 +222,14 @@ def start(control_child: socket.socket, control_parent: socket.socket, run_candi
     """Fork the zygote (call before reading any job); returns its pid."""
     pid = os.fork()
     if pid == 0:
+        log = os.dup(2)  # the container's stderr, for the zygote's own crash report only (never inherited)
         try:
             control_parent.close()
-            Zygote(control_child, run_candidate).serve()
+            Zygote(control_child, run_candidate, log).serve()
+        except BaseException:
+            import traceback
+
+            os.write(log, ("passk zygote: " + traceback.format_exc()).encode("utf-8", "replace"))
         finally:
             os._exit(0)
     control_child.close()

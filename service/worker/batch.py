@@ -1,36 +1,57 @@
-"""Turning a claimed batch into outcomes: cache hits, one run per distinct program, re-runs of wall timeouts.
+"""Turning a claimed batch into outcomes: cache hits, one run per distinct program, wall timeouts set aside.
 
-Pure orchestration over two callables, so the rules are unit-testable without Docker.
+A wall-clock timeout is not final: it goes to the worker's re-run lane (see service/worker/lane.py), so the
+thread that claimed the batch records the rest at once and claims again instead of waiting for the re-run.
+Pure orchestration over one callable, so the rules are unit-testable without Docker.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from sandbox.executor import Job, Outcome
 from sandbox.verdicts import Verdict
-from service.worker.queue import ClaimedSample
+from service.worker.queue import ClaimedSample, wall_timeout
+
+
+@dataclass
+class Rerun:
+    """A program whose wall-clock timeout waits for a re-run, and every sample of the batch that is that program."""
+
+    job: Job
+    samples: list[ClaimedSample]  # the one that ran first, then those that share its cache key
+
+    @property
+    def run_id(self) -> uuid.UUID:
+        return self.samples[0].run_id
+
+    def finish(self, outcome: Outcome) -> tuple[list[Outcome], set[int], set[int]]:
+        """Outcomes aligned with `samples`, the ids marked cached and the ids marked re-run."""
+        leader, followers = self.samples[0], self.samples[1:]
+        outcomes = [replace(outcome, id=str(leader.id))] + [replace(outcome, id=str(s.id)) for s in followers]
+        cached = {s.id for s in followers} if outcome.verdict is not Verdict.SANDBOX_ERROR else set()
+        return outcomes, cached, {s.id for s in self.samples}
 
 
 @dataclass
 class BatchResult:
-    outcomes: list[Outcome]  # aligned with the claimed samples
+    outcomes: list[Outcome]  # aligned with the claimed samples; a pending re-run's samples hold its first outcome
     cached_ids: set[int] = field(default_factory=set)
-    rerun_ids: set[int] = field(default_factory=set)
+    reruns: list[Rerun] = field(default_factory=list)
     executed: int = 0
 
-
-def needs_rerun(outcome: Outcome) -> bool:
-    # A CPU-time timeout measures the program itself; a wall-clock one may only measure the machine's load.
-    return outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind != "cpu"
+    @property
+    def pending_ids(self) -> set[int]:
+        """Samples whose verdict is not final yet: they wait for their re-run."""
+        return {s.id for rerun in self.reruns for s in rerun.samples}
 
 
 def execute_batch(
     claimed: list[ClaimedSample],
     cache_hits: dict[str, Outcome],
     run_jobs: Callable[[list[Job]], list[Outcome]],
-    run_alone: Callable[[Job], Outcome],
 ) -> BatchResult:
     result = BatchResult(outcomes=[])
     by_sample: dict[int, Outcome] = {}
@@ -50,18 +71,19 @@ def execute_batch(
             to_run.append(sample)
 
     jobs = [Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes, s.judged) for s in to_run]
-    for job, outcome in zip(jobs, run_jobs(jobs) if jobs else [], strict=True):
-        if needs_rerun(outcome):
-            outcome = run_alone(job)
-            result.rerun_ids.add(int(job.id))
-        by_sample[int(job.id)] = outcome
+    reruns: dict[int, Rerun] = {}
+    for sample, job, outcome in zip(to_run, jobs, run_jobs(jobs) if jobs else [], strict=True):
+        by_sample[sample.id] = outcome
+        if wall_timeout(outcome):
+            reruns[sample.id] = Rerun(job, [sample])
     result.executed = len(jobs)
 
     for sample, leader in followers:
         by_sample[sample.id] = replace(by_sample[leader.id], id=str(sample.id))
-        if by_sample[leader.id].verdict is not Verdict.SANDBOX_ERROR:
+        if leader.id in reruns:
+            reruns[leader.id].samples.append(sample)
+        elif by_sample[leader.id].verdict is not Verdict.SANDBOX_ERROR:
             result.cached_ids.add(sample.id)
-        if leader.id in result.rerun_ids:
-            result.rerun_ids.add(sample.id)
+    result.reruns = list(reruns.values())
     result.outcomes = [by_sample[sample.id] for sample in claimed]
     return result

@@ -173,11 +173,17 @@ def lookup_cache(session: Session, keys: Iterable[str]) -> dict[str, Outcome]:
     }
 
 
+def wall_timeout(outcome: Outcome) -> bool:
+    """The one rule for a load-dependent timeout: re-run before it is final, and never cached.
+
+    A CPU-time timeout measures the program itself; a wall-clock one may only measure the machine's load.
+    """
+    return outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind != "cpu"
+
+
 def cacheable(outcome: Outcome) -> bool:
     # Our failures and load-dependent wall-clock timeouts say nothing lasting about the program.
-    if outcome.verdict is Verdict.SANDBOX_ERROR:
-        return False
-    return not (outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind != "cpu")
+    return outcome.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(outcome)
 
 
 def _store_cache(session: Session, entries: dict[str, Outcome]) -> None:
@@ -336,6 +342,26 @@ def release_cancelled(session: Session, owner: str, sample_ids: Collection[int])
     ).scalars()
     _lock_runs(session, set(rows))  # same lock order as everywhere: runs, then samples
     return session.execute(_RELEASE_CANCELLED, {"ids": sorted(sample_ids), "owner": owner}).rowcount
+
+
+def requeue(session: Session, owner: str, sample_ids: Collection[int]) -> int:
+    """Leased samples this worker gives back unrun (it is stopping): queued again, the attempt not counted."""
+    if not sample_ids:
+        return 0
+    rows = session.execute(
+        text("SELECT DISTINCT run_id FROM samples WHERE id = ANY(:ids)"), {"ids": sorted(sample_ids)}
+    ).scalars()
+    _lock_runs(session, set(rows))  # same lock order as everywhere: runs, then samples
+    return session.execute(
+        text(
+            f"""
+            UPDATE samples SET state = CASE WHEN {_RUN_CANCELLED} THEN 'cancelled' ELSE 'queued' END,
+                attempts = greatest(attempts - 1, 0), lease_owner = NULL, lease_expires_at = NULL
+            WHERE id = ANY(:ids) AND state = 'leased' AND lease_owner = :owner
+            """
+        ),
+        {"ids": sorted(sample_ids), "owner": owner},
+    ).rowcount
 
 
 def _clean(value: str) -> str:

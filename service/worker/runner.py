@@ -15,6 +15,7 @@ import time
 import uuid
 from types import FrameType
 
+import docker
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -26,8 +27,9 @@ from sandbox.verdicts import Verdict
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.settings import Settings
 from service.worker import queue
-from service.worker.batch import execute_batch
+from service.worker.batch import Rerun, execute_batch
 from service.worker.gate import ExclusiveGate
+from service.worker.lane import RerunQueue
 from service.worker.wakeup import Wakeup, listen
 
 log = logging.getLogger(__name__)
@@ -57,7 +59,9 @@ class Worker:
         self.processed = 0
         self.sandbox_errors = 0
         self.image_id = ""
-        self.gate = ExclusiveGate()
+        self.gate = ExclusiveGate(settings.rerun_exclusive_share)
+        # Wall-clock timeouts waiting for the re-run lane; their samples stay leased (and in flight) meanwhile.
+        self.reruns = RerunQueue()
         # Woken by LISTEN passk_samples (issue 13); poll_interval_s is only the fallback.
         self.wakeup = Wakeup()
         self._claims = 0
@@ -83,11 +87,17 @@ class Worker:
         client = connect()
         # Part of every cache key: a rebuilt sandbox never inherits verdicts from the old one.
         self.image_id = client.images.get(self.image).id
-        removed = sweep(client, max_age_s=MAX_CONTAINER_AGE_S)
-        if removed:
-            log.warning("removed %d leftover sandbox containers", removed)
+        try:
+            removed = sweep(client, max_age_s=MAX_CONTAINER_AGE_S)
+            if removed:
+                log.warning("removed %d leftover sandbox containers", removed)
+        except docker.errors.NotFound as exc:
+            # A container went away between the listing and its inspection (another worker removed it):
+            # nothing to sweep there, and the maintenance loop sweeps again within a minute.
+            log.warning("the start-up sweep raced another removal (%s); the next sweep does it", exc)
         log.warning("worker %s: %d threads, image %s", self.owner, self.concurrency, self.image)
         threads = [threading.Thread(target=self._execute_loop, name=f"exec-{i}", daemon=True) for i in range(self.concurrency)]
+        threads.append(threading.Thread(target=self._rerun_loop, name="rerun", daemon=True))
         threads.append(threading.Thread(target=self._maintenance_loop, name="maintenance", daemon=True))
         threads.append(threading.Thread(
             target=listen, args=(self.engine.url, self.wakeup, self.stopping), name="listen", daemon=True
@@ -102,6 +112,8 @@ class Worker:
             self.wakeup.notify()
             for thread in threads:
                 thread.join()
+            # Re-runs that claiming threads handed over after the lane had stopped.
+            self._give_back(self.reruns.drain())
             self._forget_heartbeat()
             self.engine.dispose()
 
@@ -110,9 +122,9 @@ class Worker:
 
     # -- threads
 
-    def _execute_loop(self) -> None:
+    def _new_sandbox(self) -> Sandbox:
         cfg = self.settings
-        sandbox = Sandbox(
+        return Sandbox(
             connect(),
             SandboxSettings(
                 image=self.image, cpus=cfg.sandbox_cpus, pids=cfg.sandbox_pids,
@@ -120,6 +132,10 @@ class Worker:
                 owner=self.owner,
             ),
         )
+
+    def _execute_loop(self) -> None:
+        cfg = self.settings
+        sandbox = self._new_sandbox()
         try:
             while not self.stopping.is_set():
                 try:
@@ -157,33 +173,28 @@ class Worker:
         if not claimed:
             return False
         ids = {sample.id for sample in claimed}
+        handed_off: set[int] = set()
         with self._lock:
             self._in_flight |= ids
         try:
-            self._execute_claimed(sandbox, claimed, hits)
+            handed_off = self._execute_claimed(sandbox, claimed, hits)
         finally:
             with self._lock:
-                self._in_flight -= ids
+                self._in_flight -= ids - handed_off  # the re-run lane's samples stay in flight until it records them
         return True
 
     def _execute_claimed(
         self, sandbox: Sandbox, claimed: list[queue.ClaimedSample], hits: dict[str, Outcome]
-    ) -> None:
+    ) -> set[int]:
+        """Run and record a claimed batch; returns the samples handed to the re-run lane."""
         cancelled = _CancelCheck(self, claimed[0].run_id)  # one (run, problem) group per claim
         engine_failed = False
 
         def run_safely(jobs: list[Job]) -> list[Outcome]:
-            # The executor turns a broken container into sandbox_error, but not an engine that stopped
-            # answering (the Docker SDK raises connection errors): then every job of the frame is a
-            # sandbox_error too, retried by record_outcomes, and never blamed on the program.
             nonlocal engine_failed
-            try:
-                return sandbox.run(jobs)
-            except Exception as exc:
-                log.error("the sandbox failed (%s): %d programs become sandbox errors", exc, len(jobs))
-                engine_failed = True
-                _discard(sandbox)
-                return [Outcome(job.id, Verdict.SANDBOX_ERROR, f"the sandbox failed: {exc}") for job in jobs]
+            outcomes, failed = _run_safely(sandbox, jobs)
+            engine_failed = engine_failed or failed
+            return outcomes
 
         def run_jobs(jobs: list[Job]) -> list[Outcome]:
             # Frames of about FRAME_TARGET_S, so a cancelled run stops within a program or so, not a batch.
@@ -212,31 +223,88 @@ class Worker:
                     size = max(1, size // 2)
             return outcomes
 
-        def run_alone(job: Job) -> Outcome:
-            if cancelled():
-                return Outcome(job.id, Verdict.SANDBOX_ERROR, SKIPPED_DETAIL)
-            with self.gate.exclusive():
-                return run_safely([job])[0]
-
-        result = execute_batch(claimed, hits, run_jobs, run_alone)
+        result = execute_batch(claimed, hits, run_jobs)
+        pending = result.pending_ids
         skipped = {
             sample.id for sample, outcome in zip(claimed, result.outcomes, strict=True)
             if outcome.verdict is Verdict.SANDBOX_ERROR and outcome.detail == SKIPPED_DETAIL
         }
-        ran = [(sample, outcome) for sample, outcome in zip(claimed, result.outcomes, strict=True) if sample.id not in skipped]
-        self._record(
-            [sample for sample, _ in ran], [outcome for _, outcome in ran], result.cached_ids, result.rerun_ids, skipped
-        )
+        ran = [
+            (sample, outcome) for sample, outcome in zip(claimed, result.outcomes, strict=True)
+            if sample.id not in skipped and sample.id not in pending
+        ]
+        self._record([sample for sample, _ in ran], [outcome for _, outcome in ran], result.cached_ids, set(), skipped)
         errors = sum(1 for _, outcome in ran if outcome.verdict is Verdict.SANDBOX_ERROR)
         with self._lock:
             self.processed += len(ran)
             self.sandbox_errors += errors
         if skipped:
             log.warning("run %s was cancelled: released %d claimed samples unrun", claimed[0].run_id, len(skipped))
+        # Last, so that an error above leaves nothing in the lane that this thread no longer counts in flight.
+        for rerun in result.reruns:
+            self.reruns.put(rerun)
         if engine_failed or (errors and not self._engine_answers(sandbox)):
             # Claiming more now would burn every retry of the queue's samples in seconds: wait for the engine.
             self._engine_ok.clear()
             self._wait_for_engine(sandbox)
+        return pending
+
+    # -- the re-run lane
+
+    def _rerun_loop(self) -> None:
+        """Re-run wall-clock timeouts one at a time in a sandbox of their own, beside the claiming threads."""
+        sandbox = self._new_sandbox()
+        try:
+            while not self.stopping.is_set():
+                rerun = self.reruns.get(timeout_s=0.5)
+                if rerun is None:
+                    continue
+                try:
+                    self._rerun(sandbox, rerun)
+                except (OperationalError, DBAPIError) as exc:
+                    log.error("database error in the re-run lane: %s", exc)
+                    self.stopping.wait(2.0)
+                except Exception:
+                    log.exception("unexpected error in the re-run lane")
+                    _discard(sandbox)
+                    self.stopping.wait(2.0)
+        finally:
+            _discard(sandbox)
+            self._give_back(self.reruns.drain())
+
+    def _rerun(self, sandbox: Sandbox, rerun: Rerun) -> None:
+        ids = {sample.id for sample in rerun.samples}
+        try:
+            if _CancelCheck(self, rerun.run_id, fresh=True)():
+                self._record([], [], set(), set(), ids)
+                return
+            # A bounded window alone (see gate.py): the claiming threads start no new frame during it.
+            with self.gate.exclusive(rerun.job.time_limit_s + 1.0) as alone_s:
+                outcome = _run_safely(sandbox, [rerun.job])[0][0]
+            log.info("re-ran sample %s (%.1f s alone): %s", rerun.job.id, alone_s, outcome.verdict.value)
+            outcomes, cached_ids, rerun_ids = rerun.finish(outcome)
+            self._record(rerun.samples, outcomes, cached_ids, rerun_ids)
+            with self._lock:
+                self.processed += len(rerun.samples)
+                self.sandbox_errors += outcome.verdict is Verdict.SANDBOX_ERROR
+        finally:
+            with self._lock:
+                self._in_flight -= ids
+
+    def _give_back(self, reruns: list[Rerun]) -> None:
+        """A stopping worker's re-runs that never started: queued again for any worker, the attempt not counted."""
+        ids = {sample.id for rerun in reruns for sample in rerun.samples}
+        if not ids:
+            return
+        try:
+            with transaction(self.sessions) as session:
+                queue.requeue(session, self.owner, ids)
+            log.warning("stopping: gave back %d samples whose re-run had not started", len(ids))
+        except Exception as exc:  # their leases expire and they are reclaimed
+            log.warning("could not give back %d samples waiting for a re-run: %s", len(ids), exc)
+        finally:
+            with self._lock:
+                self._in_flight -= ids
 
     def _record(
         self,
@@ -355,10 +423,11 @@ class Worker:
 class _CancelCheck:
     """Whether a run was cancelled, asked of the database at most every CANCEL_CHECK_EVERY_S."""
 
-    def __init__(self, worker: Worker, run_id: uuid.UUID) -> None:
+    def __init__(self, worker: Worker, run_id: uuid.UUID, fresh: bool = False) -> None:
         self.worker = worker
         self.run_id = run_id
-        self.checked_at = time.monotonic()  # just claimed: the run was not cancelled then
+        # Just claimed: the run was not cancelled then. `fresh` asks the database at the first call.
+        self.checked_at = float("-inf") if fresh else time.monotonic()
         self.cancelled = False
 
     def __call__(self) -> bool:
@@ -375,6 +444,21 @@ class _CancelCheck:
             return False
         self.cancelled = status in (None, "cancelled")
         return self.cancelled
+
+
+def _run_safely(sandbox: Sandbox, jobs: list[Job]) -> tuple[list[Outcome], bool]:
+    """sandbox.run, and whether the sandbox itself failed.
+
+    The executor turns a broken container into sandbox_error, but not an engine that stopped answering
+    (the Docker SDK raises connection errors): then every job of the frame is a sandbox_error too,
+    retried by record_outcomes, and never blamed on the program.
+    """
+    try:
+        return sandbox.run(jobs), False
+    except Exception as exc:
+        log.error("the sandbox failed (%s): %d programs become sandbox errors", exc, len(jobs))
+        _discard(sandbox)
+        return [Outcome(job.id, Verdict.SANDBOX_ERROR, f"the sandbox failed: {exc}") for job in jobs], True
 
 
 def _discard(sandbox: Sandbox) -> None:

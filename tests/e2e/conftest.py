@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pytest
 
@@ -10,6 +12,18 @@ from service.localstack import LocalStack
 from service.localstack import wait_for_run as wait_for_run  # re-exported for the tests
 
 Stack = LocalStack
+T = TypeVar("T")
+
+
+def wait_until(predicate: Callable[[], T], timeout_s: float, what: str, poll_s: float = 0.1) -> T:
+    """Poll until `predicate` returns something true (returned); fail naming `what` after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
+        time.sleep(poll_s)
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.conftest import Stack, wait_for_run
+from tests.e2e.conftest import Stack, wait_for_run, wait_until
 
 
 def _dataset(client, name: str) -> str:  # noqa: ANN001
@@ -53,4 +53,60 @@ def test_wall_clock_timeout_is_rerun_alone_and_recorded(stack: Stack) -> None:
     assert by_completion[sleeper]["verdict"] == "timeout" and by_completion[sleeper]["rerun"] is True
     # A CPU-time timeout measures the program, not the machine: final at once, not re-run.
     assert by_completion[looper]["verdict"] == "timeout" and by_completion[looper]["rerun"] is False
+    stack.stop_workers()
+
+
+@pytest.mark.slow
+def test_a_rerun_does_not_hold_other_runs_samples(stack: Stack) -> None:
+    # One claiming thread, so that on a worker whose claiming thread re-ran wall timeouts itself (and alone),
+    # the other run could only start once the sleeper's re-run was over.
+    client = _fresh_workers(stack, concurrency=1)
+    dataset_id = _dataset(client, "lane")
+    sleeper = "    import time\n    time.sleep(300)\n    return x * x\n"
+    body = {"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.0}}
+    # A 15 s CPU limit: the sleeper is stopped by the wall-clock limit (31 s), then re-run in the lane.
+    slow_id = client.post(
+        "/v1/runs", json={**body, "time_limit_s": 15.0, "samples": [{"problem_id": "sq", "completion": sleeper}]}
+    ).raise_for_status().json()["id"]
+    others = ["    return x * x\n", "    return x + x\n", "    return x ** 2\n"]
+    other_id = client.post(
+        "/v1/runs", json={**body, "samples": [{"problem_id": "sq", "completion": c} for c in others]}
+    ).raise_for_status().json()["id"]
+
+    other = wait_for_run(client, other_id)
+    assert other["status"] == "completed" and other["progress"]["passed"] == 2
+    # The other run finished while the sleeper's verdict still waited for its re-run.
+    slow = client.get(f"/v1/runs/{slow_id}").raise_for_status().json()
+    assert slow["status"] == "running" and slow["progress"]["done"] == 0, slow
+
+    slow = wait_for_run(client, slow_id)
+    assert slow["status"] == "completed"
+    [sample] = client.get(f"/v1/runs/{slow_id}/samples").raise_for_status().json()["items"]
+    assert sample["verdict"] == "timeout" and sample["rerun"] is True
+    stack.stop_workers()
+
+
+@pytest.mark.slow
+def test_a_stopping_worker_gives_back_the_reruns_it_has_not_started(stack: Stack) -> None:
+    client = _fresh_workers(stack, concurrency=1)
+    dataset_id = _dataset(client, "give-back")
+    sleepers = [f"    import time\n    time.sleep(300)  # {i}\n    return x * x\n" for i in range(3)]
+    body = {"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.0}, "time_limit_s": 3.0,
+            "samples": [{"problem_id": "sq", "completion": c} for c in sleepers]}
+    run_id = client.post("/v1/runs", json=body).raise_for_status().json()["id"]
+
+    def states() -> dict[str, int]:
+        return client.get(f"/v1/runs/{run_id}").raise_for_status().json()["progress"]["by_state"]
+
+    # All three timed out on the wall clock and went to the lane; one re-run is recorded, one is running, one waits.
+    wait_until(lambda: states()["done"] >= 1, 120, "the first re-run's verdict")
+    stack.stop_workers()
+    # The running re-run was finished; the waiting one is back in the queue (no worker is left to reclaim it).
+    assert states() == {"queued": 1, "leased": 0, "done": 2, "cancelled": 0}
+
+    client = _fresh_workers(stack, concurrency=1)
+    run = wait_for_run(client, run_id)
+    assert run["status"] == "completed"
+    samples = client.get(f"/v1/runs/{run_id}/samples").raise_for_status().json()["items"]
+    assert [(s["verdict"], s["rerun"]) for s in samples] == [("timeout", True)] * 3
     stack.stop_workers()

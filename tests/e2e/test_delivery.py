@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -17,6 +17,7 @@ import pytest
 
 from service.delivery.webhooks import verify
 from service.localstack import LocalStack, wait_for_run
+from tests.e2e.conftest import wait_until
 
 SECRET = "webhook-secret-for-tests-0123456789abcdef"
 CEILING = 400
@@ -24,17 +25,6 @@ PROMPT = "def f(x):\n"
 TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
 RIGHT = "    return x * 2\n"
 WRONG = "    return x + 3\n"
-
-
-def wait_until(condition: Callable[[], Any], timeout_s: float = 120, what: str = "condition") -> Any:
-    # TODO(lead): the same helper as tests/e2e/conftest.py's wait_until on issue-10-worker; keep one.
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +183,7 @@ def test_webhook_is_signed_retried_and_refused_for_private_addresses(stack: Loca
         wait_for_run(client, run["id"])
         webhook = wait_until(
             lambda: (w := client.get(f"/v1/runs/{run['id']}").json()["webhook"])["state"] == "delivered" and w,
-            what="the webhook to be delivered",
+            timeout_s=120, what="the webhook to be delivered",
         )
         assert [(a["attempt"], a["status_code"], a["delivered"]) for a in webhook["attempts"]] == [
             (1, 500, False), (2, 503, False), (3, 200, True)

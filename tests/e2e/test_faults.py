@@ -28,6 +28,7 @@ from sqlalchemy.engine import make_url
 
 from sandbox.container import LABEL_ROLE, ROLE_SANDBOX
 from service.localstack import LocalStack, wait_for_run
+from tests.e2e.conftest import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -226,16 +227,6 @@ def _states(stack: LocalStack, run_id: str) -> Counter[str]:
     return Counter({state: count for state, count in rows})
 
 
-def _wait_until(predicate, timeout_s: float, what: str, poll_s: float = 0.1):  # noqa: ANN001, ANN202
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out after {timeout_s} s waiting for {what}"
-        time.sleep(poll_s)
-
-
 def _assert_true_verdicts(client: httpx.Client, run_id: str, expected: dict[int, str]) -> list[dict]:
     """The run completed, every sample is done once with its true verdict, and the counts add up."""
     run = client.get(f"/v1/runs/{run_id}").raise_for_status().json()
@@ -302,7 +293,7 @@ def test_postgres_restart_mid_run(stack: LocalStack, dataset_id: str, down_s: fl
     client = stack.client(timeout=30)
     worker = stack.start_worker(concurrency=2)
     run_id, expected = _submit(client, dataset_id, n=48, sleep_s=0.25)
-    _wait_until(lambda: _states(stack, run_id)["done"] >= 6, 60, "the first verdicts")
+    wait_until(lambda: _states(stack, run_id)["done"] >= 6, 60, "the first verdicts")
 
     stack.restart_postgres(down_s=down_s)
 
@@ -313,7 +304,7 @@ def test_postgres_restart_mid_run(stack: LocalStack, dataset_id: str, down_s: fl
         except httpx.HTTPError:
             return False
 
-    _wait_until(api_answers, 30, "the API to answer after the database came back", poll_s=0.3)
+    wait_until(api_answers, 30, "the API to answer after the database came back", poll_s=0.3)
     run = wait_for_run(client, run_id, timeout_s=120)
     assert run["status"] == "completed", run
     assert worker.poll() is None, "the worker died with the database instead of reconnecting"
@@ -328,7 +319,7 @@ def test_docker_engine_restart_mid_run(stack: LocalStack, engine: PrivateEngine,
     client = stack.client(timeout=30)
     stack.start_worker(concurrency=2)
     run_id, expected = _submit(client, dataset_id, n=64, sleep_s=0.25)
-    _wait_until(lambda: _states(stack, run_id)["done"] >= 8, 60, "the first verdicts")
+    wait_until(lambda: _states(stack, run_id)["done"] >= 8, 60, "the first verdicts")
 
     # Watch the samples while the engine is away: the ones caught by it go back to the queue as sandbox errors.
     retried: dict[int, str] = {}
@@ -365,14 +356,14 @@ def test_api_restart_mid_run(stack: LocalStack, dataset_id: str) -> None:
     client = stack.client(timeout=30)
     stack.start_worker(concurrency=2)
     run_id, expected = _submit(client, dataset_id, n=48, sleep_s=0.25)
-    _wait_until(lambda: _states(stack, run_id)["done"] >= 6, 60, "the first verdicts")
+    wait_until(lambda: _states(stack, run_id)["done"] >= 6, 60, "the first verdicts")
 
     stack.stop_api()
     before = _states(stack, run_id)["done"]
     with pytest.raises(httpx.TransportError):
         client.get(f"/v1/runs/{run_id}")
     # Workers never talk to the API: the run goes on while it is down.
-    _wait_until(lambda: _states(stack, run_id)["done"] >= before + 4, 30, "progress while the API was down")
+    wait_until(lambda: _states(stack, run_id)["done"] >= before + 4, 30, "progress while the API was down")
     stack.restart_api()
 
     run = wait_for_run(client, run_id, timeout_s=120)
@@ -404,12 +395,12 @@ def test_cancel_stops_leased_samples_within_seconds(stack: LocalStack, dataset_i
     stack.start_worker(concurrency=2)
     # 16-sample batches of 0.5 s programs: finishing a claimed batch would take 8 s.
     run_id, expected = _submit(client, dataset_id, n=100, sleep_s=0.5)
-    _wait_until(lambda: (s := _states(stack, run_id))["done"] >= 2 and s["leased"] >= 8, 60, "leased samples")
+    wait_until(lambda: (s := _states(stack, run_id))["done"] >= 2 and s["leased"] >= 8, 60, "leased samples")
 
     cancelled_at = time.monotonic()
     response = client.post(f"/v1/runs/{run_id}/cancel")
     assert response.status_code == 200 and response.json()["status"] == "cancelled", response.text
-    _wait_until(lambda: _states(stack, run_id)["leased"] == 0, 5, "the worker to let go of the cancelled run's samples")
+    wait_until(lambda: _states(stack, run_id)["leased"] == 0, 5, "the worker to let go of the cancelled run's samples")
     stopped_after = time.monotonic() - cancelled_at
     done = _states(stack, run_id)["done"]
     time.sleep(2.0)
@@ -428,9 +419,9 @@ def test_cancel_stops_leased_samples_within_seconds(stack: LocalStack, dataset_i
     wait_for_run(client, other_id, timeout_s=30)
     _assert_true_verdicts(client, other_id, other_expected)
     third_id, third_expected = _submit(client, dataset_id, n=40, sleep_s=0.5)
-    _wait_until(lambda: _states(stack, third_id)["leased"] >= 8, 60, "leased samples")
+    wait_until(lambda: _states(stack, third_id)["leased"] >= 8, 60, "leased samples")
     assert client.delete(f"/v1/runs/{third_id}").json()["status"] == "cancelled"
-    _wait_until(lambda: _states(stack, third_id)["leased"] == 0, 5, "the worker to stop the deleted run")
+    wait_until(lambda: _states(stack, third_id)["leased"] == 0, 5, "the worker to stop the deleted run")
     _assert_cancelled_record(stack, client, third_id, third_expected)
     assert client.get(f"/v1/runs/{run_id}").json()["status"] == "cancelled"  # never flipped back
     print(f"cancel: leased samples released {stopped_after:.2f} s after POST /cancel")
@@ -441,16 +432,16 @@ def test_cancel_with_a_dead_workers_leases(stack: LocalStack, engine: PrivateEng
     client = stack.client(timeout=30)
     doomed = stack.start_worker(concurrency=1)
     run_id, expected = _submit(client, dataset_id, n=12, sleep_s=0.5)
-    _wait_until(lambda: _states(stack, run_id)["leased"] >= 1, 60, "a claim")
+    wait_until(lambda: _states(stack, run_id)["leased"] >= 1, 60, "a claim")
     doomed.send_signal(signal.SIGKILL)
     doomed.wait()
     assert client.delete(f"/v1/runs/{run_id}").json()["status"] == "cancelled"
     # Its supervisor notices the hang-up and exits; the next worker sweeps the container on start.
     sandboxes = {"label": f"{LABEL_ROLE}={ROLE_SANDBOX}", "status": "running"}
-    _wait_until(lambda: not engine.client().containers.list(filters=sandboxes), 30, "the orphaned sandbox to exit")
+    wait_until(lambda: not engine.client().containers.list(filters=sandboxes), 30, "the orphaned sandbox to exit")
     stack.start_worker(concurrency=1)
     # Its maintenance loop reclaims the expired leases (6 s) of the cancelled run.
-    _wait_until(lambda: _states(stack, run_id)["leased"] == 0, 30, "the expired leases to be reclaimed")
+    wait_until(lambda: _states(stack, run_id)["leased"] == 0, 30, "the expired leases to be reclaimed")
     time.sleep(1.0)
     states = _assert_cancelled_record(stack, client, run_id, expected)
     assert states == {"cancelled": 12}, states
@@ -462,7 +453,7 @@ def test_cancel_with_a_dead_workers_leases(stack: LocalStack, engine: PrivateEng
 def test_status_and_metrics_after_the_faults(stack: LocalStack) -> None:
     client = stack.client(timeout=30)
     stack.start_worker(concurrency=1)
-    status = _wait_until(
+    status = wait_until(
         lambda: (s := client.get("/v1/status").raise_for_status().json())["workers"]["live"] == 1 and s, 30,
         "the worker's heartbeat",
     )

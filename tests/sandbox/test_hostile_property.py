@@ -25,8 +25,9 @@ BUILTIN_NAMES = set(dir(builtins))
 
 # Done before the answer, and harmless to it.
 ORPHAN_CPU = """
-    import os
-    if os.fork() == 0:
+    import os, sys
+    first, sys.orphaned = not getattr(sys, 'orphaned', False), True
+    if first and os.fork() == 0:
         if os.fork() == 0:
             end = os.times()[0] + 0.05
             while os.times()[0] < end:

@@ -35,6 +35,8 @@ def upgrade() -> None:
     op.create_index("ix_samples_run_event", "samples", ["run_id", "event"], postgresql_where=sa.text("event IS NOT NULL"))
     # The queue's claim looks up queued work by run: the index keeps that cheap under fairness ordering.
     op.create_index("ix_samples_queued_run", "samples", ["run_id", "id"], postgresql_where=sa.text("state = 'queued'"))
+    # ... and by problem, to fill a batch with the same problem's samples of other runs.
+    op.create_index("ix_samples_queued_problem", "samples", ["problem_id", "id"], postgresql_where=sa.text("state = 'queued'"))
     # Runs with work left: the queue picks among these (priority, then the key's share of the workers).
     op.create_index("ix_runs_active", "runs", ["created_at"], postgresql_where=sa.text("status IN ('queued', 'running')"))
     op.create_table(
@@ -70,6 +72,7 @@ def downgrade() -> None:
     op.drop_index("ix_webhook_deliveries_run_id", table_name="webhook_deliveries")
     op.drop_table("webhook_deliveries")
     op.drop_index("ix_runs_active", table_name="runs")
+    op.drop_index("ix_samples_queued_problem", table_name="samples")
     op.drop_index("ix_samples_queued_run", table_name="samples")
     op.drop_index("ix_samples_run_event", table_name="samples")
     op.drop_column("verdict_cache", "failure")

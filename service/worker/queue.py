@@ -38,16 +38,23 @@ _CANDIDATE_RUNS = text(
     """
 )
 
-# One (run, problem) group per claim: its samples share a program prefix and limits.
+# One problem per claim: samples of the head run, then (to fill the batch) samples of the same problem in
+# other active runs with the same priority and the same limits (one-sample runs such as POST /run_code's
+# then share a batch); they share a program prefix and limits.
 _CLAIM = text(
     """
     WITH head AS (
-        SELECT run_id, problem_id FROM samples
-        WHERE state = 'queued' AND run_id = :run_id ORDER BY id LIMIT 1
-        FOR UPDATE SKIP LOCKED
+        SELECT s.run_id, s.problem_id, r.priority, r.time_limit_s, r.memory_mb, r.use_cache
+        FROM samples s JOIN runs r ON r.id = s.run_id
+        WHERE s.state = 'queued' AND s.run_id = :run_id ORDER BY s.id LIMIT 1
+        FOR UPDATE OF s SKIP LOCKED
     ), picked AS (
-        SELECT s.id FROM samples s JOIN head USING (run_id, problem_id)
-        WHERE s.state = 'queued' ORDER BY s.id LIMIT :limit
+        SELECT s.id FROM samples s JOIN runs r ON r.id = s.run_id CROSS JOIN head h
+        WHERE s.state = 'queued' AND s.problem_id = h.problem_id
+          AND (s.run_id = h.run_id OR (
+              r.status IN ('queued', 'running') AND r.priority = h.priority AND r.use_cache = h.use_cache
+              AND r.time_limit_s IS NOT DISTINCT FROM h.time_limit_s AND r.memory_mb IS NOT DISTINCT FROM h.memory_mb))
+        ORDER BY (s.run_id <> h.run_id), s.id LIMIT :limit
         FOR UPDATE OF s SKIP LOCKED
     )
     UPDATE samples SET state = 'leased', lease_owner = :owner, attempts = attempts + 1,
@@ -120,10 +127,10 @@ def claim_batch(
     # being cancelled, and the worker's cancel check releases these samples).
     session.execute(
         text(
-            "UPDATE runs SET status = 'running', started_at = now() WHERE id = "
-            "(SELECT id FROM runs WHERE id = :run_id AND status = 'queued' FOR UPDATE SKIP LOCKED)"
+            "UPDATE runs SET status = 'running', started_at = now() WHERE id IN "
+            "(SELECT id FROM runs WHERE id = ANY(:run_ids) AND status = 'queued' FOR UPDATE SKIP LOCKED)"
         ),
-        {"run_id": run_id},
+        {"run_ids": sorted({row.run_id for row in rows})},
     )
     time_limit = context.effective_time_limit_s or default_time_limit_s
     memory_bytes = (context.effective_memory_mb or default_memory_mb) * 1024 * 1024
@@ -134,7 +141,7 @@ def claim_batch(
         claimed.append(
             ClaimedSample(
                 id=row.id,
-                run_id=run_id,
+                run_id=row.run_id,
                 problem_key=context.key,
                 program=program.text,
                 time_limit_s=limit_s,
@@ -283,9 +290,14 @@ _RETRY = text(
     """
 )
 
+# A claim can hold samples of several runs (same problem and limits): only those of a cancelled run end
+# `cancelled`; the others go back to the queue, their attempt not counted.
 _RELEASE_CANCELLED = text(
-    """
-    UPDATE samples SET state = 'cancelled', detail = 'the run was cancelled before this sample ran',
+    f"""
+    UPDATE samples SET
+        state = CASE WHEN {_RUN_CANCELLED} THEN 'cancelled' ELSE 'queued' END,
+        detail = CASE WHEN {_RUN_CANCELLED} THEN 'the run was cancelled before this sample ran' END,
+        attempts = CASE WHEN {_RUN_CANCELLED} THEN attempts ELSE greatest(attempts - 1, 0) END,
         lease_owner = NULL, lease_expires_at = NULL
     WHERE id = ANY(:ids) AND state = 'leased' AND lease_owner = :owner
     """

@@ -12,12 +12,21 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.dependencies import APIError
+from service.dependencies import APIError, openapi_error
 from service.settings import Settings
 
 # Any fixed 64-bit number; only admission uses it.
 ADMISSION_LOCK = 0x7061_736B_0013
 MAX_RETRY_AFTER_S = 300
+
+
+QUEUE_FULL = {
+    **openapi_error(
+        "The queue is full (per-key or global ceiling on queued samples); retry after Retry-After seconds",
+        {"detail": "queue full: this API key has 499990 samples queued; 20 more would pass its ceiling of 500000; retry later"},
+    ),
+    "headers": {"Retry-After": {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}}},
+}
 
 
 class QueueFull(APIError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import wait_for_run_end
 from service.dependencies import SessionDep, SettingsDep, commit_now
 from service.runcode import service as runcode_service
@@ -19,6 +20,7 @@ QUEUE_ALLOWANCE_S = 60.0
     "/run_code",
     response_model=RunCodeResponse,
     response_model_exclude_none=False,
+    responses={429: QUEUE_FULL},
     summary="Run one program (SandboxFusion's /run_code request and response)",
     description=(
         "Drop-in for SandboxFusion's `POST /run_code`: `code`, `language` (python), `stdin`, `run_timeout` (CPU "

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from sandbox.verdicts import Verdict
 from service import idempotency
 from service.datasets.schemas import StorableStr
+from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import event_stream, wait_for_run_end
 from service.dependencies import SessionDep, SettingsDep, commit_now, openapi_422, openapi_error
 from service.dependencies import InvalidInput
@@ -62,10 +63,12 @@ _CREATE_EXAMPLES = {
         "`memory_mb` override the dataset's limits (per-problem limits still apply)."
     ),
     responses={
+        200: {"model": RunRead, "description": "With `?wait=`: the run ended within the wait"},
         422: openapi_422(
             "Unknown dataset_id or problem ids, too many samples, oversized completion, limits above the server maxima",
             {"detail": [_UNKNOWN_PROBLEM]},
-        )
+        ),
+        429: QUEUE_FULL,
     },
 )
 async def create_run(
@@ -193,7 +196,11 @@ async def list_samples(
         "`Last-Event-ID` (or `?after=`) to resume with nothing lost or repeated, also across API restarts "
         "(events are read from the database). After the `end` event, a reconnect gets 204."
     ),
-    responses={**RUN_NOT_FOUND, 200: {"content": {"text/event-stream": {}}, "description": "The event stream"}},
+    responses={
+        **RUN_NOT_FOUND,
+        200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}, "description": "The event stream"},
+        204: {"description": "The run has ended and its end event was delivered: nothing more will come"},
+    },
 )
 async def run_events(
     run_id: uuid.UUID,

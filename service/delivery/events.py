@@ -195,8 +195,9 @@ async def event_stream(request: Request, run_id: uuid.UUID, after: int) -> Respo
     return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
 
 
-async def wait_for_run_end(app: FastAPI, run_id: uuid.UUID, timeout_s: float) -> Any:
-    """The run (RunRead) once it has ended, or None if it has not within `timeout_s`."""
+async def wait_for_run_end(app: FastAPI, run_id: uuid.UUID, timeout_s: float, full: bool = True) -> Any:
+    """The run (RunRead; with full=False only its status) once it has ended, or None if it has not within
+    `timeout_s`."""
     from service.runs import service as run_service  # late: runs imports this module
 
     watch = notifier(app)
@@ -208,7 +209,7 @@ async def wait_for_run_end(app: FastAPI, run_id: uuid.UUID, timeout_s: float) ->
             async with app.state.sessionmaker() as session:
                 status = (await session.execute(_RUN, {"id": run_id})).one_or_none()
                 if status is not None and status.status in FINAL_RUN_STATUSES:
-                    return await run_service.get(session, app.state.settings, run_id)
+                    return await run_service.get(session, app.state.settings, run_id) if full else status.status
             left = deadline - time.monotonic()
             if status is None or left <= 0:
                 return None

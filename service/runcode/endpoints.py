@@ -36,7 +36,9 @@ async def run_code(
     run = await runcode_service.submit(session, settings, body, request.state.principal.key_id)
     await commit_now(session)  # workers must see the run while this request waits for it
     limit = min(body.run_timeout, settings.max_time_limit_s)
-    ended = await wait_for_run_end(request.app, run.id, min(settings.max_wait_s, 2 * limit + QUEUE_ALLOWANCE_S))
+    ended = await wait_for_run_end(
+        request.app, run.id, min(settings.max_wait_s, 2 * limit + QUEUE_ALLOWANCE_S), full=False
+    )
     response.headers["X-Passk-Run"] = str(run.id)
     if ended is None:
         return RunCodeResponse(

@@ -67,8 +67,10 @@ async def send_all(stack: LocalStack, items: list[dict], clients: int, run_timeo
         queue.put_nowait(index)
     answers: dict[int, list[dict]] = {}
     latencies: list[float] = []
-    counts = {"429": 0, "5xx": 0, "other": 0, "wrong": 0}
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    counts = {"429": 0, "5xx": 0, "other": 0, "wrong": 0, "transport": 0}
+    # Idle connections expire on our side before the server's 5 s keep-alive closes them (else a request
+    # sent on a connection the server is closing fails with a transport error).
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2.0)
     headers = {"Authorization": f"Bearer {stack.api_key}"}
     async with httpx.AsyncClient(base_url=stack.api_url, headers=headers, timeout=600, limits=limits) as client:
 
@@ -81,10 +83,17 @@ async def send_all(stack: LocalStack, items: list[dict], clients: int, run_timeo
                 program = items[index]
                 while True:
                     started = time.perf_counter()
-                    response = await client.post("/run_code", json={
-                        "code": program["code"], "language": "python", "stdin": program["stdin"],
-                        "run_timeout": run_timeout,
-                    })
+                    try:
+                        response = await client.post("/run_code", json={
+                            "code": program["code"], "language": "python", "stdin": program["stdin"],
+                            "run_timeout": run_timeout,
+                        })
+                    except httpx.TransportError as exc:
+                        # Not answered: counted, and sent again (the first may have been stored too).
+                        counts["transport"] += 1
+                        print("transport error:", type(exc).__name__, exc)
+                        await asyncio.sleep(0.5)
+                        continue
                     if response.status_code == 429:
                         counts["429"] += 1
                         await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
@@ -147,7 +156,8 @@ def main() -> None:
         print(f"per-request latency       : p50 {q[49]:.0f} ms, p99 {q[98]:.0f} ms")
         print(f"429 answers (retried)     : {result['counts']['429']}")
         print(f"5xx answers               : {result['counts']['5xx']}")
-        print(f"wrong answers             : {result['counts']['wrong']}; other statuses: {result['counts']['other']}")
+        print(f"wrong answers             : {result['counts']['wrong']}; other statuses: {result['counts']['other']}; "
+              f"transport errors (re-sent): {result['counts']['transport']}")
         print(f"answered exactly once     : {once} ({len(answered)} of {len(items)}); runs stored: {stored[0]} "
               f"({stored[1]} completed)")
 

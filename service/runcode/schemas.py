@@ -33,7 +33,10 @@ class RunCodeRequest(BaseModel):
     stdin: str | None = Field(None, max_length=16 * 1024 * 1024, description="Given to the program on standard input.")
     compile_timeout: float = Field(10, gt=0, le=3600, description="Accepted; Python has no compile step.")
     run_timeout: float = Field(10, gt=0, le=3600, description="CPU seconds (capped by PASSK_MAX_TIME_LIMIT_S).")
-    memory_limit_MB: int | None = Field(None, ge=32, le=1 << 20, description="Memory limit (capped by PASSK_MAX_MEMORY_MB).")
+    memory_limit_MB: int | None = Field(
+        None, ge=-1, le=1 << 20,
+        description="Memory limit in MB (at least 32, capped by PASSK_MAX_MEMORY_MB); -1 or 0: the server's default.",
+    )
     files: dict[str, str] = Field(default_factory=dict, description="Path -> base64 content, written before the code runs.")
     fetch_files: list[str] = Field(default_factory=list, description="Accepted; files are not fetched back (always {}).")
 

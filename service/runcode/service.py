@@ -80,7 +80,7 @@ async def submit(session: AsyncSession, settings: Settings, body: RunCodeRequest
         model=MODEL,
         sampling={"temperature": 0},  # type: ignore[arg-type]
         time_limit_s=min(body.run_timeout, settings.max_time_limit_s),
-        memory_mb=min(body.memory_limit_MB, settings.max_memory_mb) if body.memory_limit_MB else None,
+        memory_mb=min(max(body.memory_limit_MB, 32), settings.max_memory_mb) if (body.memory_limit_MB or 0) > 0 else None,
         samples=[{"problem_id": PROBLEM_KEY, "completion": completion_for(body.code, body.stdin or "", body.files)}],  # type: ignore[list-item]
         priority=RunPriority.INTERACTIVE,
     )

@@ -234,10 +234,12 @@ def renew_leases(session: Session, owner: str, lease_s: float, sample_ids: Colle
     if sample_ids is not None and not sample_ids:
         return 0
     only = " AND id = ANY(:ids)" if sample_ids is not None else ""
+    # SKIP LOCKED: rows a thread is recording right now need no renewal, and waiting for them (while
+    # holding others that the recorder wants next) deadlocked renewals against recordings.
     result = session.execute(
         text(
-            "UPDATE samples SET lease_expires_at = now() + make_interval(secs => :lease) "
-            f"WHERE state = 'leased' AND lease_owner = :owner{only}"
+            "UPDATE samples SET lease_expires_at = now() + make_interval(secs => :lease) WHERE id IN ("
+            f"SELECT id FROM samples WHERE state = 'leased' AND lease_owner = :owner{only} FOR UPDATE SKIP LOCKED)"
         ),
         {"owner": owner, "lease": lease_s, "ids": sorted(sample_ids or ())},
     )

@@ -26,11 +26,14 @@ from service.dashboard import install as install_dashboard
 from service.docs import install as install_docs
 from service.database import make_async_engine, make_async_sessionmaker
 from service.datasets.endpoints import router as datasets_router
+from service.delivery.events import close_notifier
+from service.delivery.webhooks import Dispatcher
 from service.dependencies import APIError, openapi_error
 from service.embedded_postgres import resolve_database_url
 from service.metrics.endpoints import router as metrics_router
 from service.ops.endpoints import router as ops_router
 from service.release.endpoints import router as release_router
+from service.runcode.endpoints import router as runcode_router
 from service.runs.endpoints import router as runs_router
 from service.settings import Settings, get_settings
 from service.sweeps.endpoints import router as sweeps_router
@@ -75,9 +78,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         engine = make_async_engine(await anyio.to_thread.run_sync(resolve_database_url, settings))
         app.state.engine = engine
         app.state.sessionmaker = make_async_sessionmaker(engine)
+        dispatcher = Dispatcher(app, settings)
+        dispatcher.start()  # webhooks of ended runs (service/delivery/webhooks.py)
         try:
             yield
         finally:
+            await dispatcher.close()
+            await close_notifier(app)
             await engine.dispose()
 
     # /docs and /redoc come from service.docs, with their assets served locally (no CDN).
@@ -101,6 +108,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(compare_router, **protected)
     app.include_router(release_router, **protected)
     app.include_router(sweeps_router, **protected)
+    app.include_router(runcode_router, **protected)  # POST /run_code (SandboxFusion-compatible): submit scope
     app.include_router(session_router, responses={413: AUTH_RESPONSES[413]})
     install_dashboard(app)  # HTML pages at /, /runs/..., /compare, /login and /static
     install_docs(app)  # /docs and /redoc, assets under /docs-assets

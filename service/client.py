@@ -36,6 +36,10 @@ class PasskError(Exception):
     """Anything that went wrong talking to passk; str() is meant for the user."""
 
 
+class _NoEvents(Exception):
+    """The server has no live events (an older passk): wait() polls instead."""
+
+
 class ServerUnreachable(PasskError):
     pass
 
@@ -287,8 +291,26 @@ class PasskClient:
         timeout_s: float | None = None,
         on_progress: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
-        """Poll until the run completes, fails or is cancelled; returns the final run."""
+        """Until the run completes, fails or is cancelled; returns the final run.
+
+        Follows the run's live events (GET /v1/runs/{id}/events, resuming with Last-Event-ID when the
+        connection drops), calling `on_progress` at most every `poll_s`; polls instead if the server
+        offers no events.
+        """
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        try:
+            shown = 0.0
+            for event in self.events(run_id, deadline=deadline):
+                if event["event"] == "end":
+                    run = self.get_run(run_id)
+                    if on_progress is not None:
+                        on_progress(run)
+                    return run
+                if on_progress is not None and time.monotonic() - shown >= poll_s:
+                    on_progress(self.get_run(run_id))
+                    shown = time.monotonic()
+        except _NoEvents:
+            pass
         while True:
             run = self.get_run(run_id)
             if on_progress is not None:
@@ -298,6 +320,51 @@ class PasskClient:
             if deadline is not None and time.monotonic() > deadline:
                 raise PasskError(f"run {run_id} did not finish within {timeout_s:g} s (it continues on the server)")
             time.sleep(poll_s)
+
+    def events(self, run_id: str, *, after: int = 0, deadline: float | None = None) -> Iterator[dict[str, Any]]:
+        """The run's live events ({"id", "event", "data"}): each finished sample, then `end`. Reconnects
+        with Last-Event-ID when the connection drops, so nothing is lost or repeated."""
+        import json
+
+        last = after
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                raise PasskError(f"run {run_id} did not finish in time (it continues on the server)")
+            read_s = 30.0 if deadline is None else max(1.0, min(30.0, deadline - time.monotonic()))
+            headers = {"Accept": "text/event-stream", "Last-Event-ID": str(last)}
+            try:
+                with self._http.stream("GET", f"/v1/runs/{run_id}/events", headers=headers,
+                                       timeout=httpx.Timeout(10.0, read=read_s)) as response:
+                    if response.status_code == 204:
+                        return
+                    if response.status_code in (404, 405) and "text/event-stream" not in response.headers.get("content-type", ""):
+                        response.read()
+                        if response.status_code == 404 and "not found" in response.text and "run" in response.text:
+                            raise self._error(response)
+                        raise _NoEvents()
+                    if response.status_code >= 400:
+                        response.read()
+                        raise self._error(response)
+                    fields: dict[str, str] = {}
+                    for line in response.iter_lines():
+                        if line:
+                            if not line.startswith(":"):
+                                name, _, value = line.partition(":")
+                                fields[name] = value[1:] if value.startswith(" ") else value
+                            continue
+                        if "data" in fields:
+                            event = {"id": fields.get("id"), "event": fields.get("event", "message"),
+                                     "data": json.loads(fields["data"])}
+                            if event["id"] is not None:
+                                last = int(event["id"])
+                            yield event
+                            if event["event"] == "end":
+                                return
+                        fields = {}
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                raise ServerUnreachable(f"cannot reach the passk server at {self.base_url} ({exc})") from None
+            except (httpx.ReadTimeout, httpx.RemoteProtocolError, httpx.ReadError):
+                time.sleep(0.2)  # dropped or quiet: resume after the last event seen
 
     def iter_samples(self, run_id: str, *, include_completion: bool = False, page_size: int = 1000) -> Iterator[dict[str, Any]]:
         """Every sample of the run with its verdict, in submission order."""

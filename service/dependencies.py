@@ -34,6 +34,12 @@ def get_settings(request: Request) -> Settings:
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+
+
+async def commit_now(session: AsyncSession) -> None:
+    """Commit the request's one transaction before the response, for a route that then waits on what it
+    stored (`POST /v1/runs?wait=`, `POST /run_code`); get_session's own commit is then a no-op."""
+    await session.commit()
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 

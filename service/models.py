@@ -54,7 +54,8 @@ class Dataset(Base):
 class Problem(Base):
     __tablename__ = "problems"
     # How the program is built and judged: service/formats.
-    FORMATS = ("humaneval", "mbpp", "stdio", "call")
+    # `run`: the one problem behind POST /run_code (migration 0007); not a format datasets can use.
+    FORMATS = ("humaneval", "mbpp", "stdio", "call", "run")
     COMPARISONS = ("exact", "whitespace", "numeric")
     __table_args__ = (
         UniqueConstraint("dataset_id", "key"),
@@ -115,6 +116,14 @@ class Run(Base):
     archived: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     # ISO 4217 code of every sample's `cost` (migration 0006).
     currency: Mapped[str | None] = mapped_column(String(3))
+    # Delivery (migration 0007): RunPriority, the submitting key (fairness, ceilings), the webhook and
+    # its state (CallbackState), and the last event number given to one of the run's samples.
+    priority: Mapped[str] = mapped_column(String(16), server_default=text("'batch'"))
+    api_key_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    callback_url: Mapped[str | None] = mapped_column(Text)
+    callback_state: Mapped[str | None] = mapped_column(String(16))
+    callback_claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    events: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
 
 
 class Sample(Base):
@@ -167,6 +176,10 @@ class Sample(Base):
     output_tokens: Mapped[int | None] = mapped_column(Integer)
     confidence: Mapped[float | None] = mapped_column(Float)
     steps: Mapped[int | None] = mapped_column(Integer)
+    # Migration 0007: the sample's number among its run's events (set when its verdict is recorded),
+    # and what failed: the first failing assertion or case (see service/failures.py).
+    event: Mapped[int | None] = mapped_column(BigInteger)
+    failure: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
 
 
 class VerdictCache(Base):
@@ -176,6 +189,7 @@ class VerdictCache(Base):
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     verdict: Mapped[str] = mapped_column(String(16))
+    failure: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
     detail: Mapped[str | None] = mapped_column(Text)
     exit_code: Mapped[int | None] = mapped_column(Integer)
     signal: Mapped[int | None] = mapped_column(Integer)
@@ -252,3 +266,19 @@ class ReleaseRule(Base):
     clauses: Mapped[list[Any]] = mapped_column(JSONB)
     confidence: Mapped[float] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class WebhookDelivery(Base):
+    """One attempt to call a run's callback_url (migration 0007)."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (Index("ix_webhook_deliveries_run_id", "run_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    run_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    event: Mapped[str] = mapped_column(String(16))
+    attempt: Mapped[int] = mapped_column(Integer)
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    error: Mapped[str | None] = mapped_column(Text)
+    delivered: Mapped[bool] = mapped_column(Boolean)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -45,7 +45,11 @@ class Settings(BaseSettings):
     worker_concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
     batch_size: int = Field(16, ge=1, le=500)
     lease_seconds: float = Field(60.0, gt=1)
-    poll_interval_s: float = Field(0.5, gt=0)
+    # Workers are woken by LISTEN/NOTIFY; this poll is only the fallback (a lost connection, a reclaim).
+    poll_interval_s: float = Field(2.0, gt=0)
+    # Interactive runs are claimed first, except every batch_share-th claim of a thread, which prefers
+    # batch runs: a stream of interactive runs cannot starve a batch run.
+    batch_share: int = Field(4, ge=2)
     max_attempts: int = Field(3, ge=1)
     # Re-runs of wall-clock timeouts may keep new batches waiting for at most this share of any minute
     # (each for at most its program's CPU limit + 1 s); 0 re-runs them beside everything else.
@@ -56,6 +60,21 @@ class Settings(BaseSettings):
     max_samples_per_run: int = Field(250_000, ge=1)
     max_problems_per_dataset: int = Field(20_000, ge=1)
     max_program_bytes: int = Field(256 * 1024, ge=1024)
+
+    # Backpressure: queued samples (not yet claimed) allowed per API key and in all; past them, 429.
+    max_queued_per_key: int = Field(500_000, ge=1)
+    max_queued_total: int = Field(2_000_000, ge=1)
+    # Longest `POST /v1/runs?wait=` and `/run_code` wait.
+    max_wait_s: float = Field(300.0, gt=0)
+
+    # Webhooks: HMAC-SHA256 key (defaults to the secret key), attempts, first back-off, request timeout,
+    # and the operator's allowlist of otherwise refused (private, loopback, link-local) networks, e.g.
+    # PASSK_WEBHOOK_ALLOW_NETWORKS='["127.0.0.1/32"]'.
+    webhook_secret: SecretStr | None = None
+    webhook_attempts: int = Field(5, ge=1, le=20)
+    webhook_backoff_s: float = Field(1.0, gt=0)
+    webhook_timeout_s: float = Field(10.0, gt=0)
+    webhook_allow_networks: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _refuse_unsafe_production(self) -> "Settings":
@@ -79,6 +98,11 @@ class Settings(BaseSettings):
             raise ValueError("default_memory_mb exceeds max_memory_mb")
         return self
 
+
+    def webhook_key(self) -> bytes:
+        """The key webhook bodies are signed with (PASSK_WEBHOOK_SECRET, else the session secret)."""
+        secret = self.webhook_secret.get_secret_value() if self.webhook_secret else self.session_secret()
+        return secret.encode()
 
     def session_secret(self) -> str:
         """The cookie-signing secret; outside production a random one per process stands in."""

@@ -131,6 +131,10 @@ def _run_case(assignment: dict) -> None:
         status = exc.code
         if not (stdio and (status is None or (_type(status) in (_int, _bool) and status == 0))):
             shown = status if _type(status) in (_int, _bool, _str) else wire.class_name(_type(status))
+            try:  # what it printed before exiting is its output (POST /run_code shows it)
+                _flush()
+            except BaseException:
+                pass
             _report({"status": "exit", "code": _str(shown)[:200]})
             _exit(1)
         try:  # exit(0) ends a stdin/stdout program normally, as on a judge

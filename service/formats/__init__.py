@@ -37,4 +37,8 @@ def program_for_format(format_: str, problem: Any, completion: str) -> Program:
         from service.formats import call
 
         return call.program(problem, completion)
+    if format_ == "run":
+        from service.formats import run
+
+        return run.program(problem, completion)
     raise ValueError(f"unknown problem format {format_!r}")

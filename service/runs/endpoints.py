@@ -5,12 +5,19 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Body, Query, Request, status
+import json
+
+from fastapi import APIRouter, Body, Header, Query, Request, status
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse, Response
 
 from sandbox.verdicts import Verdict
 from service import idempotency
 from service.datasets.schemas import StorableStr
-from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
+from service.delivery.admission import QUEUE_FULL
+from service.delivery.events import event_stream, wait_for_run_end
+from service.dependencies import SessionDep, SettingsDep, commit_now, openapi_422, openapi_error
+from service.dependencies import InvalidInput
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
 from service.runs.schemas import RunCreate, RunList, RunRead, RunStatus, RunUpdate, SamplePage
@@ -56,10 +63,12 @@ _CREATE_EXAMPLES = {
         "`memory_mb` override the dataset's limits (per-problem limits still apply)."
     ),
     responses={
+        200: {"model": RunRead, "description": "With `?wait=`: the run ended within the wait"},
         422: openapi_422(
             "Unknown dataset_id or problem ids, too many samples, oversized completion, limits above the server maxima",
             {"detail": [_UNKNOWN_PROBLEM]},
-        )
+        ),
+        429: QUEUE_FULL,
     },
 )
 async def create_run(
@@ -68,11 +77,26 @@ async def create_run(
     session: SessionDep,
     settings: SettingsDep,
     idempotency_key: IdempotencyKeyHeader = None,
+    wait: Annotated[
+        float,
+        Query(ge=0, le=3600, description="Seconds to wait for the run to end: 200 with the ended run if it does, else 202."),
+    ] = 0,
 ) -> Any:
     async def produce() -> tuple[int, RunRead]:
-        return status.HTTP_202_ACCEPTED, await run_service.create(session, settings, body)
+        principal = request.state.principal
+        return status.HTTP_202_ACCEPTED, await run_service.create(session, settings, body, principal.key_id)
 
-    return await idempotency.respond_once(session, request, idempotency_key, produce)
+    response = await idempotency.respond_once(session, request, idempotency_key, produce)
+    if wait <= 0 or response.status_code != status.HTTP_202_ACCEPTED:
+        return response
+    # The request's one transaction, committed now rather than after the return: workers must see the run
+    # while this request waits for it (and the admission lock must not be held meanwhile).
+    await commit_now(session)
+    run_id = uuid.UUID(json.loads(bytes(response.body))["id"])
+    ended = await wait_for_run_end(request.app, run_id, min(wait, settings.max_wait_s))
+    if ended is None:
+        return response
+    return JSONResponse(jsonable_encoder(ended), status_code=status.HTTP_200_OK)
 
 
 @router.get("", response_model=RunList, summary="List runs, newest first")
@@ -190,3 +214,40 @@ async def list_samples(
         limit=limit,
         include_completion=include == "completion",
     )
+
+
+@router.get(
+    "/{run_id}/events",
+    summary="Live events: each finished sample, then the run's end (Server-Sent Events)",
+    description=(
+        "`text/event-stream`. Each finished sample is an event `sample` (`id`, `problem_id`, `index`, `verdict`, "
+        "`duration_ms`, `cpu_ms`, `cached`) whose SSE `id` is its number among the run's events; when the run has "
+        "ended, one event `end` (`status`, `progress`, `metrics` link) and the stream closes. Reconnect with "
+        "`Last-Event-ID` (or `?after=`) to resume with nothing lost or repeated, also across API restarts "
+        "(events are read from the database). After the `end` event, a reconnect gets 204."
+    ),
+    responses={
+        **RUN_NOT_FOUND,
+        200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}, "description": "The event stream"},
+        204: {"description": "The run has ended and its end event was delivered: nothing more will come"},
+    },
+)
+async def run_events(
+    run_id: uuid.UUID,
+    request: Request,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=40)] = None,
+    after: Annotated[int | None, Query(ge=0, le=2**62, description="Resume after this event id")] = None,
+) -> Response:
+    return await event_stream(request, run_id, after if after is not None else _event_number(last_event_id))
+
+
+def _event_number(value: str | None) -> int:
+    if value is None or not value.strip():
+        return 0
+    try:
+        number = int(value.strip())
+    except ValueError:
+        raise InvalidInput(["header", "Last-Event-ID"], f"Last-Event-ID must be an event id (an integer), got {value!r}", value) from None
+    if number < 0:
+        raise InvalidInput(["header", "Last-Event-ID"], "Last-Event-ID must not be negative", value)
+    return number

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from sandbox.verdicts import Verdict
-from service.models import Dataset, Problem, Run, Sample
+from service.models import Dataset, Problem, Run, Sample, WebhookDelivery
 
 _COPY_SAMPLES = (
     'COPY samples (run_id, problem_id, "index", completion, cost, latency_ms, input_tokens, output_tokens, '
@@ -25,6 +25,7 @@ _SAMPLE_COLUMNS = (
     Sample.duration_ms, Sample.cpu_ms, Sample.exit_code, Sample.signal, Sample.detail, Sample.stdout,
     Sample.stderr, Sample.stdout_truncated, Sample.stderr_truncated, Sample.finished_at, Sample.cached, Sample.rerun,
     Sample.cost, Sample.latency_ms, Sample.input_tokens, Sample.output_tokens, Sample.confidence, Sample.steps,
+    Sample.failure, Sample.event,
 )
 
 
@@ -208,3 +209,18 @@ class RunRepository:
         if after is not None:
             statement = statement.where(Sample.id > after)
         return (await self.session.execute(statement.order_by(Sample.id).limit(limit))).all()
+
+    async def webhook_attempts(self, run_id: uuid.UUID) -> Sequence[WebhookDelivery]:
+        statement = select(WebhookDelivery).where(WebhookDelivery.run_id == run_id).order_by(WebhookDelivery.id)
+        return (await self.session.execute(statement)).scalars().all()
+
+    async def notify_run_ended(self, run: Run) -> None:
+        """A cancelled run: its followers get the final event, its webhook becomes owed (at commit)."""
+        await self.session.execute(text("SELECT pg_notify('passk_events', :run)"), {"run": str(run.id)})
+        if run.callback_url is not None:
+            await self.session.execute(
+                update(Run).where(Run.id == run.id).values(callback_state="pending")
+                .execution_options(synchronize_session=False)
+            )
+            set_committed_value(run, "callback_state", "pending")
+            await self.session.execute(text("NOTIFY passk_callbacks"))

@@ -18,6 +18,7 @@ from pydantic import (
 
 from sandbox.verdicts import Verdict
 from service.datasets.schemas import Key, PositiveMB, PositiveSeconds, StorableStr
+from service.delivery.states import CallbackState, RunPriority
 
 RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
 SampleState = Literal["queued", "leased", "done", "cancelled"]
@@ -118,6 +119,14 @@ class RunCreate(BaseModel):
     cache: bool = Field(True, description="Reuse verdicts of identical programs under identical limits.")
     currency: Currency | None = Field(None, description="Currency of every sample's `cost`; required with costs.")
     samples: list[SampleIn] = Field(min_length=1, description="Every sample of the run, in one request.")
+    priority: RunPriority = Field(
+        RunPriority.BATCH,
+        description="`interactive` runs are claimed before `batch` ones; batch runs still get a share of the workers.",
+    )
+    callback_url: str | None = Field(
+        None, max_length=2000,
+        description="Called (POST, HMAC-signed) when the run completes, fails or is cancelled; retried with back-off.",
+    )
 
     @model_validator(mode="after")
     def _currency_with_costs(self) -> RunCreate:
@@ -224,6 +233,22 @@ class RunSummary(BaseModel):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    priority: RunPriority = RunPriority.BATCH
+    callback_url: str | None = None
+
+
+class WebhookAttempt(BaseModel):
+    event: str = Field(description="The run's status the call reported.")
+    attempt: int
+    status_code: int | None = Field(description="The receiver's HTTP status; null when no answer came.")
+    error: str | None
+    delivered: bool
+    at: datetime
+
+
+class Webhook(BaseModel):
+    state: CallbackState | None = Field(description="null while the run is going; then pending, delivered or failed.")
+    attempts: list[WebhookAttempt]
 
 
 class RunRead(RunSummary):
@@ -245,6 +270,7 @@ class RunRead(RunSummary):
     )
 
     progress: Progress
+    webhook: Webhook | None = Field(None, description="With a callback_url: its state and every delivery attempt.")
 
 
 RunTag = Annotated[StorableStr, Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")]
@@ -314,6 +340,15 @@ class SampleRead(BaseModel):
     output_tokens: int | None = None
     confidence: float | None = None
     steps: int | None = Field(None, description="Agent steps as sent (`attempts` counts sandbox executions).")
+    failure: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "What failed: for humaneval/mbpp the first failing assertion (`line`, `source`, and `expected` / "
+            "`actual` where plain values), for stdio/call the first failing case (`index`, `input`, `expected`, "
+            "`got`, truncated)."
+        ),
+    )
+    event: int | None = Field(None, description="This sample's number among its run's events (Last-Event-ID).")
 
 
 class SamplePage(BaseModel):

@@ -12,6 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sandbox.verdicts import Verdict
 from service.datasets.repository import DatasetRepository
 from service.datasets.service import check_limits
+from service.delivery.admission import admit
+from service.delivery.targets import RefusedTarget, check_target
 from service.dependencies import Conflict, InvalidInput, NotFound
 from service.models import Run
 from service.runs.repository import DatasetHeader, RunRepository
@@ -28,6 +30,8 @@ from service.runs.schemas import (
     StateCounts,
     VerdictCounts,
     coverage,
+    Webhook,
+    WebhookAttempt,
 )
 from service.settings import Settings
 
@@ -62,6 +66,8 @@ def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary
         created_at=run.created_at,
         started_at=run.started_at,
         finished_at=run.finished_at,
+        priority=run.priority,  # type: ignore[arg-type]
+        callback_url=run.callback_url,
     )
 
 
@@ -102,7 +108,9 @@ def _sample_rows(run_id: uuid.UUID, body: RunCreate, problem_ids: dict[str, int]
         next_index[problem] += 1
 
 
-async def create(session: AsyncSession, settings: Settings, body: RunCreate) -> RunRead:
+async def create(
+    session: AsyncSession, settings: Settings, body: RunCreate, api_key_id: uuid.UUID | None = None
+) -> RunRead:
     if len(body.samples) > settings.max_samples_per_run:
         raise InvalidInput(
             ["body", "samples"], f"{len(body.samples)} samples; at most {settings.max_samples_per_run} per run"
@@ -122,9 +130,20 @@ async def create(session: AsyncSession, settings: Settings, body: RunCreate) -> 
             ["body", "samples"], f"problem id(s) not in dataset {dataset.id}: {shown}{more}", unknown[:10]
         )
 
+    if body.callback_url is not None:
+        try:
+            check_target(body.callback_url, settings.webhook_allow_networks)
+        except RefusedTarget as exc:
+            raise InvalidInput(["body", "callback_url"], str(exc), body.callback_url) from None
+    # Last: the admission lock is held until this request commits.
+    await admit(session, settings, api_key_id, len(body.samples))
+
     repository = RunRepository(session)
     run = await repository.insert(
         {
+            "priority": body.priority.value,
+            "api_key_id": api_key_id,
+            "callback_url": body.callback_url,
             "id": uuid.uuid4(),
             "dataset_id": dataset.id,
             "model": body.model,
@@ -156,7 +175,20 @@ async def get(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> R
         raise NotFound("run", run_id)
     run, dataset = found
     progress = _progress(await repository.state_verdict_counts(run_id))
-    return RunRead(**_summary(settings, run, dataset).model_dump(), progress=progress)
+    webhook = None
+    if run.callback_url is not None:
+        attempts = await repository.webhook_attempts(run_id)
+        webhook = Webhook(
+            state=run.callback_state,  # type: ignore[arg-type]
+            attempts=[
+                WebhookAttempt(event=a.event, attempt=a.attempt, status_code=a.status_code, error=a.error,
+                               delivered=a.delivered, at=a.at)
+                for a in attempts
+            ],
+        )
+    return RunRead(
+        **_summary(settings, run, dataset).model_dump(), progress=progress, webhook=webhook
+    )
 
 
 async def list_runs(
@@ -202,6 +234,7 @@ async def cancel(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -
     if run.status != "cancelled":
         await repository.cancel_queued_samples(run_id)
         await repository.mark_cancelled(run)
+        await repository.notify_run_ended(run)
     return await get(session, settings, run_id)
 
 

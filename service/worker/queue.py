@@ -19,18 +19,42 @@ from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
+from service.failures import join_failure, split_failure
 from service.problems import program_for
 
-# One (run, problem) group per claim: its samples share a program prefix and limits.
+# Which runs to serve first: the preferred priority, then the API key holding the fewest leased samples
+# (keys share the workers at equal priority), then the oldest run. No locks: _CLAIM locks what it takes.
+_CANDIDATE_RUNS = text(
+    """
+    SELECT r.id FROM runs r
+    WHERE r.status IN ('queued', 'running')
+      AND EXISTS (SELECT 1 FROM samples s WHERE s.run_id = r.id AND s.state = 'queued')
+    ORDER BY (r.priority <> :first),
+        (SELECT count(*) FROM samples l JOIN runs k ON k.id = l.run_id
+         WHERE l.state = 'leased' AND k.status IN ('queued', 'running')
+           AND k.api_key_id IS NOT DISTINCT FROM r.api_key_id),
+        r.created_at, r.id
+    LIMIT 8
+    """
+)
+
+# One problem per claim: samples of the head run, then (to fill the batch) samples of the same problem in
+# other active runs with the same priority and the same limits (one-sample runs such as POST /run_code's
+# then share a batch); they share a program prefix and limits.
 _CLAIM = text(
     """
     WITH head AS (
-        SELECT run_id, problem_id FROM samples
-        WHERE state = 'queued' ORDER BY id LIMIT 1
-        FOR UPDATE SKIP LOCKED
+        SELECT s.run_id, s.problem_id, r.priority, r.time_limit_s, r.memory_mb, r.use_cache
+        FROM samples s JOIN runs r ON r.id = s.run_id
+        WHERE s.state = 'queued' AND s.run_id = :run_id ORDER BY s.id LIMIT 1
+        FOR UPDATE OF s SKIP LOCKED
     ), picked AS (
-        SELECT s.id FROM samples s JOIN head USING (run_id, problem_id)
-        WHERE s.state = 'queued' ORDER BY s.id LIMIT :limit
+        SELECT s.id FROM samples s JOIN runs r ON r.id = s.run_id CROSS JOIN head h
+        WHERE s.state = 'queued' AND s.problem_id = h.problem_id
+          AND (s.run_id = h.run_id OR (
+              r.status IN ('queued', 'running') AND r.priority = h.priority AND r.use_cache = h.use_cache
+              AND r.time_limit_s IS NOT DISTINCT FROM h.time_limit_s AND r.memory_mb IS NOT DISTINCT FROM h.memory_mb))
+        ORDER BY (s.run_id <> h.run_id), s.id LIMIT :limit
         FOR UPDATE OF s SKIP LOCKED
     )
     UPDATE samples SET state = 'leased', lease_owner = :owner, attempts = attempts + 1,
@@ -85,8 +109,15 @@ def claim_batch(
     default_time_limit_s: float,
     default_memory_mb: int,
     image_id: str,
+    first_priority: str = "interactive",
 ) -> list[ClaimedSample]:
-    rows = session.execute(_CLAIM, {"limit": limit, "owner": owner, "lease": lease_s}).all()
+    rows: list = []
+    for candidate in session.execute(_CANDIDATE_RUNS, {"first": first_priority}).scalars():
+        rows = session.execute(
+            _CLAIM, {"limit": limit, "owner": owner, "lease": lease_s, "run_id": candidate}
+        ).all()
+        if rows:
+            break
     if not rows:
         return []
     run_id, problem_id = rows[0].run_id, rows[0].problem_id
@@ -96,10 +127,10 @@ def claim_batch(
     # being cancelled, and the worker's cancel check releases these samples).
     session.execute(
         text(
-            "UPDATE runs SET status = 'running', started_at = now() WHERE id = "
-            "(SELECT id FROM runs WHERE id = :run_id AND status = 'queued' FOR UPDATE SKIP LOCKED)"
+            "UPDATE runs SET status = 'running', started_at = now() WHERE id IN "
+            "(SELECT id FROM runs WHERE id = ANY(:run_ids) AND status = 'queued' FOR UPDATE SKIP LOCKED)"
         ),
-        {"run_id": run_id},
+        {"run_ids": sorted({row.run_id for row in rows})},
     )
     time_limit = context.effective_time_limit_s or default_time_limit_s
     memory_bytes = (context.effective_memory_mb or default_memory_mb) * 1024 * 1024
@@ -110,7 +141,7 @@ def claim_batch(
         claimed.append(
             ClaimedSample(
                 id=row.id,
-                run_id=run_id,
+                run_id=row.run_id,
                 problem_key=context.key,
                 program=program.text,
                 time_limit_s=limit_s,
@@ -136,11 +167,12 @@ def lookup_cache(session: Session, keys: Iterable[str]) -> dict[str, Outcome]:
     if not wanted:
         return {}
     rows = session.execute(
-        text(f"SELECT key, {', '.join(_OUTCOME_COLUMNS)} FROM verdict_cache WHERE key = ANY(:keys)"), {"keys": wanted}
+        text(f"SELECT key, failure, {', '.join(_OUTCOME_COLUMNS)} FROM verdict_cache WHERE key = ANY(:keys)"),
+        {"keys": wanted},
     ).all()
     return {
         row.key: Outcome(
-            id="", verdict=Verdict(row.verdict), detail=row.detail, exit_code=row.exit_code, signal=row.signal,
+            id="", verdict=Verdict(row.verdict), detail=join_failure(row.detail, row.failure), exit_code=row.exit_code, signal=row.signal,
             duration_ms=row.duration_ms, cpu_ms=row.cpu_ms, stdout=row.stdout or "", stderr=row.stderr or "",
             stdout_truncated=row.stdout_truncated, stderr_truncated=row.stderr_truncated,
         )
@@ -167,15 +199,20 @@ def _store_cache(session: Session, entries: dict[str, Outcome]) -> None:
     columns = ", ".join(_OUTCOME_COLUMNS)
     values = ", ".join(f":{name}" for name in _OUTCOME_COLUMNS)
     session.execute(
-        text(f"INSERT INTO verdict_cache (key, {columns}) VALUES (:key, {values}) ON CONFLICT (key) DO NOTHING"),
+        text(
+            f"INSERT INTO verdict_cache (key, failure, {columns}) VALUES (:key, CAST(:failure AS jsonb), {values}) "
+            "ON CONFLICT (key) DO NOTHING"
+        ),
         [{"key": key, **_outcome_params(outcome)} for key, outcome in sorted(entries.items())],
     )
 
 
 def _outcome_params(outcome: Outcome) -> dict[str, object]:
+    detail, failure = split_failure(outcome.detail)
     return {
         "verdict": outcome.verdict.value,
-        "detail": outcome.detail,
+        "detail": detail,
+        "failure": json.dumps(failure) if failure is not None else None,
         "exit_code": outcome.exit_code,
         "signal": outcome.signal,
         "duration_ms": outcome.duration_ms,
@@ -197,10 +234,12 @@ def renew_leases(session: Session, owner: str, lease_s: float, sample_ids: Colle
     if sample_ids is not None and not sample_ids:
         return 0
     only = " AND id = ANY(:ids)" if sample_ids is not None else ""
+    # SKIP LOCKED: rows a thread is recording right now need no renewal, and waiting for them (while
+    # holding others that the recorder wants next) deadlocked renewals against recordings.
     result = session.execute(
         text(
-            "UPDATE samples SET lease_expires_at = now() + make_interval(secs => :lease) "
-            f"WHERE state = 'leased' AND lease_owner = :owner{only}"
+            "UPDATE samples SET lease_expires_at = now() + make_interval(secs => :lease) WHERE id IN ("
+            f"SELECT id FROM samples WHERE state = 'leased' AND lease_owner = :owner{only} FOR UPDATE SKIP LOCKED)"
         ),
         {"owner": owner, "lease": lease_s, "ids": sorted(sample_ids or ())},
     )
@@ -212,10 +251,34 @@ _FINISH = text(
     UPDATE samples SET state = 'done', verdict = :verdict, detail = :detail, exit_code = :exit_code,
         signal = :signal, duration_ms = :duration_ms, cpu_ms = :cpu_ms, stdout = :stdout, stderr = :stderr,
         stdout_truncated = :stdout_truncated, stderr_truncated = :stderr_truncated, finished_at = now(),
-        cached = :cached, rerun = :rerun, lease_owner = NULL, lease_expires_at = NULL
+        cached = :cached, rerun = :rerun, lease_owner = NULL, lease_expires_at = NULL,
+        failure = CAST(:failure AS jsonb)
     WHERE id = :b_id AND state = 'leased' AND lease_owner = :owner
     """
 ).bindparams(bindparam("b_id"))
+
+# Each finished sample gets the next number of its run's events, under the run's row lock (held to commit),
+# so numbers become visible in order: a reader that saw event N has seen every event below N.
+_NUMBER_EVENTS = text(
+    """
+    WITH todo AS (
+        SELECT id, row_number() OVER (ORDER BY id) AS k FROM samples
+        WHERE run_id = :run_id AND id = ANY(:ids) AND state = 'done' AND event IS NULL
+    ), bump AS (
+        UPDATE runs SET events = events + (SELECT count(*) FROM todo) WHERE id = :run_id
+        RETURNING events - (SELECT count(*) FROM todo) AS base
+    )
+    UPDATE samples SET event = bump.base + todo.k FROM todo, bump WHERE samples.id = todo.id
+    """
+)
+
+
+def number_events(session: Session, run_id: uuid.UUID, sample_ids: Collection[int]) -> None:
+    """Number the run's newly finished samples and wake whoever follows its events (at commit)."""
+    if not sample_ids:
+        return
+    session.execute(_NUMBER_EVENTS, {"run_id": run_id, "ids": sorted(sample_ids)})
+    session.execute(text("SELECT pg_notify('passk_events', :run)"), {"run": str(run_id)})
 
 # A sample of a cancelled run is not put back in the queue (where a worker would run it for nobody):
 # it ends `cancelled` like the run's other unfinished samples.
@@ -229,9 +292,14 @@ _RETRY = text(
     """
 )
 
+# A claim can hold samples of several runs (same problem and limits): only those of a cancelled run end
+# `cancelled`; the others go back to the queue, their attempt not counted.
 _RELEASE_CANCELLED = text(
-    """
-    UPDATE samples SET state = 'cancelled', detail = 'the run was cancelled before this sample ran',
+    f"""
+    UPDATE samples SET
+        state = CASE WHEN {_RUN_CANCELLED} THEN 'cancelled' ELSE 'queued' END,
+        detail = CASE WHEN {_RUN_CANCELLED} THEN 'the run was cancelled before this sample ran' END,
+        attempts = CASE WHEN {_RUN_CANCELLED} THEN attempts ELSE greatest(attempts - 1, 0) END,
         lease_owner = NULL, lease_expires_at = NULL
     WHERE id = ANY(:ids) AND state = 'leased' AND lease_owner = :owner
     """
@@ -250,11 +318,13 @@ def record_outcomes(
     """Store verdicts (and new cache entries); a sandbox_error with attempts left goes back to the queue."""
     _lock_runs(session, {sample.run_id for sample in claimed})
     finish, retry = [], []
+    finished: list[ClaimedSample] = []
     fresh: dict[str, Outcome] = {}
     for sample, outcome in zip(claimed, outcomes, strict=True):
         if outcome.verdict is Verdict.SANDBOX_ERROR and sample.attempts < max_attempts:
             retry.append({"b_id": sample.id, "owner": owner, "detail": f"retrying after: {outcome.detail}"})
             continue
+        finished.append(sample)
         finish.append(
             {
                 "b_id": sample.id,
@@ -272,6 +342,8 @@ def record_outcomes(
         session.execute(_RETRY, retry)
     _store_cache(session, fresh)
     for run_id in {sample.run_id for sample in claimed}:
+        number_events(session, run_id, [row["b_id"] for row, sample in zip(finish, finished, strict=True)
+                                        if sample.run_id == run_id])
         finish_run_if_done(session, run_id)
 
 
@@ -319,18 +391,24 @@ def _lock_runs(session: Session, run_ids: set[uuid.UUID]) -> None:
 
 def finish_run_if_done(session: Session, run_id: uuid.UUID) -> None:
     """Mark the run completed (or failed, if nothing but sandbox errors came back) once no sample is left."""
-    session.execute(
+    ended = session.execute(
         text(
             """
             UPDATE runs SET finished_at = now(), status = CASE
                 WHEN EXISTS (SELECT 1 FROM samples WHERE run_id = :id AND state = 'done' AND verdict <> 'sandbox_error')
-                THEN 'completed' ELSE 'failed' END
+                THEN 'completed' ELSE 'failed' END,
+                callback_state = CASE WHEN callback_url IS NOT NULL THEN 'pending' END
             WHERE id = :id AND status IN ('queued', 'running')
               AND NOT EXISTS (SELECT 1 FROM samples WHERE run_id = :id AND state IN ('queued', 'leased'))
+            RETURNING callback_url
             """
         ),
         {"id": run_id},
-    )
+    ).first()
+    if ended is not None:
+        session.execute(text("SELECT pg_notify('passk_events', :run)"), {"run": str(run_id)})
+        if ended.callback_url is not None:
+            session.execute(text("NOTIFY passk_callbacks"))
 
 
 def reclaim_expired(session: Session, max_attempts: int) -> int:
@@ -354,10 +432,14 @@ def reclaim_expired(session: Session, max_attempts: int) -> int:
                 finished_at = CASE WHEN attempts >= :max AND NOT {_RUN_CANCELLED} THEN now() END,
                 lease_owner = NULL, lease_expires_at = NULL
             WHERE state = 'leased' AND lease_expires_at < now() AND run_id = ANY(:run_ids)
+            RETURNING id, run_id, state
             """
         ),
         {"max": max_attempts, "run_ids": list(run_ids)},
-    )
+    ).all()
     for run_id in run_ids:
+        number_events(session, run_id, [row.id for row in result if row.run_id == run_id and row.state == "done"])
         finish_run_if_done(session, run_id)
-    return result.rowcount
+    if any(row.state == "queued" for row in result):
+        session.execute(text("NOTIFY passk_samples"))
+    return len(result)

@@ -30,6 +30,7 @@ from service.worker import queue
 from service.worker.batch import Rerun, execute_batch
 from service.worker.gate import ExclusiveGate
 from service.worker.lane import RerunQueue
+from service.worker.wakeup import Wakeup, listen
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,9 @@ class Worker:
         self.gate = ExclusiveGate(settings.rerun_exclusive_share)
         # Wall-clock timeouts waiting for the re-run lane; their samples stay leased (and in flight) meanwhile.
         self.reruns = RerunQueue()
+        # Woken by LISTEN passk_samples (issue 13); poll_interval_s is only the fallback.
+        self.wakeup = Wakeup()
+        self._claims = 0
         self._lock = threading.Lock()
         # Samples claimed and not yet recorded: the only leases the maintenance loop renews.
         self._in_flight: set[int] = set()
@@ -95,6 +99,9 @@ class Worker:
         threads = [threading.Thread(target=self._execute_loop, name=f"exec-{i}", daemon=True) for i in range(self.concurrency)]
         threads.append(threading.Thread(target=self._rerun_loop, name="rerun", daemon=True))
         threads.append(threading.Thread(target=self._maintenance_loop, name="maintenance", daemon=True))
+        threads.append(threading.Thread(
+            target=listen, args=(self.engine.url, self.wakeup, self.stopping), name="listen", daemon=True
+        ))
         for thread in threads:
             thread.start()
         try:
@@ -102,6 +109,7 @@ class Worker:
                 self.stopping.wait(0.5)
         finally:
             self.stopping.set()
+            self.wakeup.notify()
             for thread in threads:
                 thread.join()
             # Re-runs that claiming threads handed over after the lane had stopped.
@@ -131,8 +139,9 @@ class Worker:
         try:
             while not self.stopping.is_set():
                 try:
-                    if not self._execute_one(sandbox):
-                        self.stopping.wait(cfg.poll_interval_s)
+                    mark = self.wakeup.mark()
+                    if not self._execute_one(sandbox) and not self.stopping.is_set():
+                        self.wakeup.wait(mark, cfg.poll_interval_s)
                 except (OperationalError, DBAPIError) as exc:
                     # The database went away: our leases will expire or be renewed once it is back.
                     log.error("database error in %s: %s", threading.current_thread().name, exc)
@@ -151,10 +160,14 @@ class Worker:
             self._wait_for_engine(sandbox)
             if self.stopping.is_set():
                 return True
+        with self._lock:
+            self._claims += 1
+            # Interactive runs first, except every batch_share-th claim: batch runs never starve.
+            first = "batch" if self._claims % cfg.batch_share == 0 else "interactive"
         with transaction(self.sessions) as session:
             claimed = queue.claim_batch(
                 session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
-                cfg.default_memory_mb, self.image_id,
+                cfg.default_memory_mb, self.image_id, first,
             )
             hits = queue.lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         if not claimed:

@@ -30,6 +30,8 @@ def test_no_server_errors_and_responses_match_the_schema(stack: Stack) -> None:
     failures: dict[str, str] = {}
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 15, [op.label for op in operations]
+    # POST /run_code answers once its program ran: a worker must be there (issue 13).
+    stack.start_worker(concurrency=2)
     for operation in operations:
 
         @given(case=operation.as_strategy())
@@ -42,4 +44,5 @@ def test_no_server_errors_and_responses_match_the_schema(stack: Stack) -> None:
             fuzz()
         except Exception as exc:  # collect every operation's failure, then report them together
             failures[operation.label] = str(exc)[:2000]
+    stack.stop_workers()
     assert not failures, "\n\n".join(f"{label}:\n{text}" for label, text in failures.items())

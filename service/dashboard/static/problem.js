@@ -82,6 +82,7 @@ function select(sample) {
   clear(el("sample-detail"),
     h("dl", { class: "facts" }, facts.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v)))),
     sample.detail ? h("p", { class: "detail mono" }, sample.detail) : null,
+    failureBlock(sample.failure),
     sample.verdict !== "passed" && lastFrame(sample.stderr)
       ? h("div", { class: "output" }, h("div", { class: "output-label" }, "where it failed (last traceback frame)"),
         h("pre", { class: "output-text last-frame" }, lastFrame(sample.stderr)))
@@ -90,6 +91,19 @@ function select(sample) {
     outputBlock("stdout", sample.stdout, sample.stdout_truncated));
   const completion = sample.completion ?? "";
   highlightInto(el("program-code").querySelector("code"), data.prompt + completion, data.prompt.length);
+}
+
+// What failed (issue 13): the first failing assertion (HumanEval/MBPP) or case (stdio/call).
+function failureBlock(failure) {
+  if (!failure || !["assertion", "case"].includes(failure.kind)) return null;
+  const rows = failure.kind === "assertion"
+    ? [["line", failure.line], ["assertion", failure.source], ["expected", failure.expected], ["actual", failure.actual]]
+    : [["case", failure.index === undefined ? undefined : `#${failure.index + 1}`], ["input", failure.input],
+       ["expected", failure.expected], ["got", failure.got]];
+  return h("div", { class: "failure", id: "sample-failure" },
+    h("h3", {}, failure.kind === "assertion" ? "First failing assertion" : "First failing case"),
+    h("dl", { class: "facts" }, rows.filter(([, v]) => v !== undefined && v !== null)
+      .map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", { class: "mono" }, String(v))))));
 }
 
 async function go(page) {

@@ -401,7 +401,27 @@ async function poll() {
     await loadResults().catch(console.warn);
   }
   el("live-indicator").hidden = finished;
-  if (!finished) setTimeout(poll, POLL_MS);
+  if (!finished && !state.events) setTimeout(poll, POLL_MS);
+}
+
+// Live view from the run's events (Server-Sent Events; the browser resumes with Last-Event-ID):
+// each finished sample asks for a refresh, at most one every POLL_MS; polling only if events fail.
+function follow() {
+  const source = new EventSource(`/v1/runs/${runId}/events`);
+  state.events = source;
+  let pending = null;
+  const refresh = (delay) => {
+    if (pending) return;
+    pending = setTimeout(() => { pending = null; poll(); }, delay);
+  };
+  source.addEventListener("sample", () => refresh(POLL_MS));
+  source.addEventListener("end", () => { source.close(); state.events = null; clearTimeout(pending); pending = null; poll(); });
+  source.onerror = () => {
+    if (source.readyState === EventSource.CLOSED && state.events === source) {
+      state.events = null;
+      setTimeout(poll, POLL_MS);
+    }
+  };
 }
 
 async function start() {
@@ -412,7 +432,10 @@ async function start() {
     const live = !FINISHED_STATUSES.has(run.status);
     el("live-indicator").hidden = !live;
     await loadResults();
-    if (live) setTimeout(poll, POLL_MS);
+    if (live) {
+      if (window.EventSource) follow();
+      else setTimeout(poll, POLL_MS);
+    }
   } catch (error) {
     clear(el("curve-chart"), h("p", { class: "error" }, errorText(error)));
   }

@@ -1,0 +1,39 @@
+"""What failed, told by the judges to the host: a JSON object after a mark at the end of the message.
+
+The message travels on the judge's private report channel (supervisor.py); the host splits it off
+(service/failures.py). Text that came from the candidate never carries the mark (`clean`), so the
+object is always the judge's own.
+"""
+
+import json as _json
+
+MARK = "\x1e"
+HUMAN_LIMIT = 300
+VALUE_LIMIT = 120
+
+
+def clean(text: str, limit: int = HUMAN_LIMIT) -> str:
+    text = str(text).replace(MARK, " ")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def clip(value: object, limit: int = VALUE_LIMIT) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return clean(text, limit)
+
+
+def mark(info: dict) -> str:
+    return MARK + _json.dumps(info, separators=(",", ":"), ensure_ascii=False)
+
+
+def plain(value: object, depth: int = 0) -> bool:
+    """A value shown as expected/actual: numbers, strings, None, and containers of them."""
+    if depth > 6:
+        return False
+    if value is None or type(value) in (bool, int, float, complex, str, bytes):
+        return True
+    if type(value) in (list, tuple, set, frozenset):
+        return all(plain(item, depth + 1) for item in value)
+    if type(value) is dict:
+        return all(plain(k, depth + 1) and plain(v, depth + 1) for k, v in value.items())
+    return False

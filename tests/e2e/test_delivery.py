@@ -1,0 +1,251 @@
+"""Issue 13 against the real stack (Postgres, the API over HTTP, workers with Docker sandboxes):
+live events that resume across reconnects and API restarts, webhooks, priorities, backpressure and the
+SandboxFusion-compatible /run_code."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+
+from service.delivery.webhooks import verify
+from service.localstack import LocalStack, wait_for_run
+from tests.e2e.conftest import wait_until
+
+SECRET = "webhook-secret-for-tests-0123456789abcdef"
+CEILING = 400
+PROMPT = "def f(x):\n"
+TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
+RIGHT = "    return x * 2\n"
+WRONG = "    return x + 3\n"
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[LocalStack]:
+    env = {
+        "PASSK_WEBHOOK_ALLOW_NETWORKS": '["127.0.0.1/32"]',
+        "PASSK_WEBHOOK_SECRET": SECRET,
+        "PASSK_WEBHOOK_BACKOFF_S": "0.2",
+        "PASSK_WEBHOOK_ATTEMPTS": "4",
+        "PASSK_MAX_QUEUED_PER_KEY": str(CEILING),
+    }
+    with LocalStack(prefix="passk_delivery", extra_env=env) as running:
+        yield running
+
+
+@pytest.fixture
+def client(stack: LocalStack) -> Iterator[httpx.Client]:
+    with stack.client() as c:
+        yield c
+
+
+def _dataset(client: httpx.Client, name: str, problems: int = 4) -> str:
+    body = {"name": name, "problems": [
+        {"id": f"p{i}", "prompt": PROMPT, "test": TEST + f"# {i}\n", "entry_point": "f"} for i in range(problems)
+    ]}
+    response = client.post("/v1/datasets", json=body)
+    assert response.status_code in (200, 201), response.text
+    return response.json()["id"]
+
+
+def _run(client: httpx.Client, dataset: str, samples: list[dict], **extra: Any) -> httpx.Response:
+    params = extra.pop("params", None)
+    return client.post("/v1/runs", json={"dataset_id": dataset, "model": "m", "sampling": {"temperature": 0.2},
+                                         "samples": samples, "cache": False, **extra}, params=params)
+
+
+def _samples(count: int, problems: int = 4, completion: str = RIGHT) -> list[dict]:
+    # `# n` makes every program distinct, so nothing is answered from the cache.
+    return [{"problem_id": f"p{i % problems}", "completion": completion + f"    # {i}\n"} for i in range(count)]
+
+
+def _events(response: httpx.Response, stop_after: int | None = None) -> list[dict]:
+    """Parse an SSE stream into {"id", "event", "data"} dicts; stop after `stop_after` sample events."""
+    events, current, samples = [], {}, 0
+    for line in response.iter_lines():
+        if line == "":
+            if "data" in current:
+                events.append({**current, "data": json.loads(current["data"])})
+                if current.get("event") == "sample":
+                    samples += 1
+                if current.get("event") == "end" or (stop_after is not None and samples >= stop_after):
+                    return events
+            current = {}
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(": ")
+        current[field] = value
+    return events
+
+
+@pytest.mark.slow
+def test_run_code_answers_a_documented_sandboxfusion_request(stack: LocalStack, client: httpx.Client) -> None:
+    stack.start_worker(concurrency=2)
+    # SandboxFusion's get-started example, and its documented answer (execution_time aside).
+    response = client.post("/run_code", json={"code": 'print("Hello, world!")', "language": "python"})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert isinstance(body["run_result"].pop("execution_time"), float)
+    assert body == {
+        "status": "Success", "message": "", "compile_result": None,
+        "run_result": {"status": "Finished", "return_code": 0, "stdout": "Hello, world!\n", "stderr": ""},
+        "executor_pod_name": None, "files": {},
+    }
+    # Stored as an ordinary sample of an interactive run.
+    run = client.get(f"/v1/runs/{response.headers['X-Passk-Run']}").json()
+    assert run["status"] == "completed" and run["priority"] == "interactive" and run["progress"]["passed"] == 1
+
+    echo = client.post("/run_code", json={"code": "import sys\nprint(sys.stdin.read()[::-1])", "language": "python",
+                                          "stdin": "abc", "run_timeout": 5}).json()
+    assert echo["status"] == "Success" and echo["run_result"]["stdout"] == "cba\n"
+    exited = client.post("/run_code", json={"code": "import sys\nprint('x')\nsys.exit(3)", "language": "python"}).json()
+    assert exited["status"] == "Failed"
+    assert exited["run_result"]["status"] == "Finished" and exited["run_result"]["return_code"] == 3
+    assert exited["run_result"]["stdout"] == "x\n"
+    raised = client.post("/run_code", json={"code": "1/0", "language": "python"}).json()
+    assert raised["status"] == "Failed" and raised["run_result"]["return_code"] == 1
+    assert "ZeroDivisionError" in raised["run_result"]["stderr"]
+    looped = client.post("/run_code", json={"code": "while True: pass", "language": "python", "run_timeout": 1}).json()
+    assert looped["status"] == "Failed" and looped["run_result"]["status"] == "TimeLimitExceeded"
+    files = client.post("/run_code", json={"code": "print(open('data/in.txt').read())", "language": "python",
+                                           "files": {"data/in.txt": "aGVsbG8="}}).json()
+    assert files["run_result"]["stdout"] == "hello\n", files
+
+    refused = client.post("/run_code", json={"code": "int main(){}", "language": "cpp"})
+    assert refused.status_code == 422 and "supported: python" in refused.text
+    anonymous = httpx.post(f"{stack.api_url}/run_code", json={"code": "print(1)", "language": "python"})
+    assert anonymous.status_code == 401
+
+
+@pytest.mark.slow
+def test_events_resume_across_a_disconnect_and_an_api_restart(stack: LocalStack, client: httpx.Client) -> None:
+    stack.stop_workers()
+    dataset = _dataset(client, "events")
+    run = _run(client, dataset, _samples(40)).json()
+    url = f"/v1/runs/{run['id']}/events"
+    stack.start_worker(concurrency=1)
+    with client.stream("GET", url) as response:
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+        first = _events(response, stop_after=7)  # then the client goes away mid-stream
+    stack.restart_api()
+    seen = list(first)
+    while not seen or seen[-1]["event"] != "end":
+        last = seen[-1]["id"]
+        with stack.client() as again, again.stream("GET", url, headers={"Last-Event-ID": last}) as response:
+            assert response.status_code == 200
+            seen += _events(response, stop_after=11)
+    samples = [event for event in seen if event["event"] == "sample"]
+    ids = [int(event["id"]) for event in seen]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids), "an event was repeated or out of order"
+    assert sorted(event["data"]["id"] for event in samples) == sorted(
+        row["id"] for row in client.get(f"/v1/runs/{run['id']}/samples", params={"limit": 1000}).json()["items"]
+    ), "an event was lost"
+    assert {event["data"]["verdict"] for event in samples} == {"passed"}
+    end = seen[-1]["data"]
+    assert end["status"] == "completed" and end["progress"]["done"] == 40 and end["metrics"].endswith("/metrics")
+    # After the end event, nothing more will come: 204 tells EventSource to stop reconnecting.
+    assert client.get(url, headers={"Last-Event-ID": seen[-1]["id"]}).status_code == 204
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    answers: list[int] = []
+    calls: list[tuple[dict[str, str], bytes]] = []
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).calls.append((dict(self.headers), body))
+        code = type(self).answers.pop(0) if type(self).answers else 200
+        self.send_response(code)
+        self.end_headers()
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+@pytest.mark.slow
+def test_webhook_is_signed_retried_and_refused_for_private_addresses(stack: LocalStack, client: httpx.Client) -> None:
+    stack.start_worker(concurrency=2)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    _Receiver.answers, _Receiver.calls = [500, 503], []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        dataset = _dataset(client, "hooks")
+        callback = f"http://127.0.0.1:{server.server_port}/hook"
+        run = _run(client, dataset, _samples(4), callback_url=callback).json()
+        wait_for_run(client, run["id"])
+        webhook = wait_until(
+            lambda: (w := client.get(f"/v1/runs/{run['id']}").json()["webhook"])["state"] == "delivered" and w,
+            timeout_s=120, what="the webhook to be delivered",
+        )
+        assert [(a["attempt"], a["status_code"], a["delivered"]) for a in webhook["attempts"]] == [
+            (1, 500, False), (2, 503, False), (3, 200, True)
+        ]
+        assert len(_Receiver.calls) == 3
+        headers, body = _Receiver.calls[-1]
+        assert verify(SECRET.encode(), headers["X-Passk-Timestamp"], body, headers["X-Passk-Signature"])
+        assert not verify(b"another key", headers["X-Passk-Timestamp"], body, headers["X-Passk-Signature"])
+        assert abs(int(headers["X-Passk-Timestamp"]) - time.time()) < 120
+        payload = json.loads(body)
+        assert payload["run_id"] == run["id"] and payload["status"] == "completed" and headers["X-Passk-Event"] == "completed"
+    finally:
+        server.shutdown()
+    # SSRF: private, link-local and loopback targets outside the allowlist are refused, and nothing is sent.
+    for target, kind in (("http://10.0.0.1/hook", "private"), ("http://169.254.169.254/latest", "link-local"),
+                         ("http://[::1]:9/hook", "loopback"), ("http://192.168.1.1/", "private"),
+                         ("file:///etc/passwd", "http or https")):
+        response = _run(client, dataset, _samples(1), callback_url=target)
+        assert response.status_code == 422 and kind in response.text, (target, response.text)
+
+
+@pytest.mark.slow
+def test_interactive_runs_go_first_and_the_batch_run_still_progresses(stack: LocalStack, client: httpx.Client) -> None:
+    stack.stop_workers()
+    dataset = _dataset(client, "priorities", problems=16)
+    batch = _run(client, dataset, _samples(320, problems=16)).json()
+    first = _run(client, dataset, _samples(8, problems=1), priority="interactive").json()
+    stack.start_worker(concurrency=1)
+    done_first = wait_for_run(client, first["id"], poll_s=0.1)
+    assert done_first["status"] == "completed"
+    assert client.get(f"/v1/runs/{batch['id']}").json()["status"] != "completed", "the batch run went first"
+    # A stream of interactive runs, each submitted as the previous one ends: the batch run keeps moving.
+    before = client.get(f"/v1/runs/{batch['id']}").json()["progress"]["done"]
+    for i in range(8):
+        run = _run(client, dataset, _samples(8, problems=1, completion=RIGHT + f"    # stream {i}\n"),
+                   priority="interactive").json()
+        assert wait_for_run(client, run["id"], poll_s=0.1)["status"] == "completed"
+    during = client.get(f"/v1/runs/{batch['id']}").json()["progress"]["done"]
+    assert during > before, "interactive runs starved the batch run"
+    assert wait_for_run(client, batch["id"])["status"] == "completed"
+
+
+@pytest.mark.slow
+def test_backpressure_429_and_no_over_admission_under_concurrent_posts(stack: LocalStack, client: httpx.Client) -> None:
+    stack.stop_workers()
+    dataset = _dataset(client, "ceiling")
+
+    def post(i: int) -> httpx.Response:
+        with stack.client() as own:
+            return _run(own, dataset, _samples(50, completion=RIGHT + f"    # post {i}\n"))
+
+    with ThreadPoolExecutor(max_workers=20) as pool:
+        responses = list(pool.map(post, range(20)))
+    accepted = [r for r in responses if r.status_code == 202]
+    refused = [r for r in responses if r.status_code == 429]
+    assert len(accepted) == CEILING // 50 and len(refused) == 20 - CEILING // 50, [r.status_code for r in responses]
+    assert all(int(r.headers["Retry-After"]) >= 1 and "queue full" in r.text for r in refused)
+    queued = client.get("/v1/status").json()["queue"]["queued"]
+    assert queued == CEILING
+    for response in accepted:
+        client.post(f"/v1/runs/{response.json()['id']}/cancel").raise_for_status()
+    # With room again, ?wait= answers with the ended run.
+    stack.start_worker(concurrency=2)
+    waited = _run(client, dataset, _samples(4), params={"wait": 60})
+    assert waited.status_code == 200 and waited.json()["status"] == "completed", waited.text

@@ -1,0 +1,95 @@
+"""The queue's claim order (real PostgreSQL): priority first, then the API key with the fewest leased
+samples (keys share the workers at equal priority), then the oldest run; batch runs keep a turn."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from service.auth.keys import SCOPES
+from service.auth.repository import create_key
+from service.database import make_sync_engine, make_sync_sessionmaker
+from service.worker import queue
+
+
+@pytest.fixture
+def session(database_url: str) -> Iterator[Session]:
+    engine = make_sync_engine(database_url)
+    db = make_sync_sessionmaker(engine)()
+    try:
+        yield db
+    finally:
+        db.rollback()  # nothing stays behind
+        db.close()
+        engine.dispose()
+
+
+def _run(db: Session, dataset: uuid.UUID, problem: int, key: uuid.UUID, priority: str, samples: int) -> uuid.UUID:
+    run_id = uuid.uuid4()
+    db.execute(
+        text("INSERT INTO runs (id, dataset_id, model, sampling, sample_count, priority, api_key_id, created_at) "
+             "VALUES (:id, :ds, 'm', '{}', :n, :priority, :key, clock_timestamp())"),
+        {"id": run_id, "ds": dataset, "n": samples, "priority": priority, "key": key},
+    )
+    db.execute(
+        text("INSERT INTO samples (run_id, problem_id, index, completion) "
+             "SELECT :run, :problem, i, 'return x' || i FROM generate_series(0, :n - 1) AS i"),
+        {"run": run_id, "problem": problem, "n": samples},
+    )
+    return run_id
+
+
+def _claim(db: Session, first: str = "interactive") -> set[uuid.UUID]:
+    claimed = queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image", first)
+    return {sample.run_id for sample in claimed}
+
+
+def test_priority_then_fair_share_between_keys_then_age(session: Session) -> None:
+    db = session
+    dataset = uuid.uuid4()
+    db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) VALUES (:id, 'd', 'x', 2)"), {"id": dataset})
+    problems = [
+        db.execute(
+            text("INSERT INTO problems (dataset_id, position, key, prompt, test, entry_point) "
+                 "VALUES (:ds, :pos, :key, '', '', 'f') RETURNING id"),
+            {"ds": dataset, "pos": i, "key": f"p{i}"},
+        ).scalar_one()
+        for i in range(2)
+    ]
+    key_a, _ = create_key(db, "a", SCOPES)
+    key_b, _ = create_key(db, "b", SCOPES)
+    old_batch_a = _run(db, dataset, problems[0], key_a.id, "batch", 100)
+    batch_b = _run(db, dataset, problems[1], key_b.id, "batch", 100)
+    interactive_a = _run(db, dataset, problems[1], key_a.id, "interactive", 10)
+
+    # Interactive first, although the batch runs are older.
+    assert _claim(db) == {interactive_a}
+    # Key A now holds 10 leased samples, key B none: B's run is next although A's batch run is older.
+    assert _claim(db) == {batch_b}
+    # B holds 16, A 10: A's turn.
+    assert _claim(db) == {old_batch_a}
+    # A claim that prefers batch takes a batch run even while interactive work waits.
+    late_interactive = _run(db, dataset, problems[0], key_b.id, "interactive", 5)
+    assert _claim(db, first="batch") <= {old_batch_a, batch_b}
+    assert _claim(db) == {late_interactive}
+
+
+def test_one_claim_fills_its_batch_with_the_same_problem_of_other_runs(session: Session) -> None:
+    db = session
+    dataset = uuid.uuid4()
+    db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) VALUES (:id, 'd', 'y', 1)"), {"id": dataset})
+    problem = db.execute(
+        text("INSERT INTO problems (dataset_id, position, key, prompt, test, entry_point) "
+             "VALUES (:ds, 0, 'p', '', '', 'f') RETURNING id"), {"ds": dataset},
+    ).scalar_one()
+    key, _ = create_key(db, "k", SCOPES)
+    singles = [_run(db, dataset, problem, key.id, "interactive", 1) for _ in range(20)]
+    other_priority = _run(db, dataset, problem, key.id, "batch", 1)
+    claimed = _claim(db)
+    assert len(claimed) == 16 and claimed <= set(singles) and other_priority not in claimed
+    statuses = db.execute(text("SELECT DISTINCT status FROM runs WHERE id = ANY(:ids)"), {"ids": list(claimed)}).scalars()
+    assert set(statuses) == {"running"}

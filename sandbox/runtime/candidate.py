@@ -107,7 +107,7 @@ def _raised(exc: BaseException) -> dict:
         code = exc.code
         return {"exit": _str(code if _type(code) in (_int, _bool, _str) or code is None else wire.class_name(_type(code)))[:200]}
     _print_traceback(exc)
-    return {"raised": wire.class_name(_type(exc)), "message": _describe(exc), "fatal": not _isinstance(exc, Exception)}
+    return {"raised": wire.class_name(_type(exc)), "message": describe(exc), "fatal": not _isinstance(exc, Exception)}
 
 
 # ------------------------------------------------------------- one case
@@ -153,7 +153,7 @@ def _run_case(assignment: dict) -> None:
     _report(
         {
             "status": "raised",
-            "error": _describe(failure),
+            "error": describe(failure),
             "memory": _isinstance(failure, MemoryError),
             "too_much_output": _isinstance(failure, OSError) and getattr(failure, "errno", None) == _EFBIG,
         }
@@ -195,12 +195,13 @@ def _flush() -> None:
             pass
 
 
-def _describe(exc: BaseException) -> str:
+def describe(exc: BaseException, limit: int = 500) -> str:
+    """`Type: message` of an exception, never raising (its __str__ may be the program's code)."""
     try:
         text = f"{wire.class_name(_type(exc))}: {exc}"
     except BaseException:
         text = wire.class_name(_type(exc))
-    return text[:500]
+    return text[:limit]
 
 
 def _print_traceback(exc: BaseException) -> None:

@@ -198,11 +198,8 @@ def _flush_std() -> None:
 
 
 def _describe(exc: BaseException) -> bytes:
-    try:
-        text = f"{type(exc).__name__}: {exc}"
-    except BaseException:
-        text = "<unprintable exception>"
-    return text.encode("utf-8", "replace")[:1000]
+    # 1,000 characters: a judge's failure record (failure.py) rides at the end of the message.
+    return candidate.describe(exc, 1000).encode("utf-8", "replace")
 
 
 # ----------------------------------------------------------- the supervisor

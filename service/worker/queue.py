@@ -351,21 +351,23 @@ def release_cancelled(session: Session, owner: str, sample_ids: Collection[int])
     """Leased samples this worker did not run because their run was cancelled: they end `cancelled`."""
     if not sample_ids:
         return 0
+    _lock_runs_of(session, sample_ids)
+    return session.execute(_RELEASE_CANCELLED, {"ids": sorted(sample_ids), "owner": owner}).rowcount
+
+
+def _lock_runs_of(session: Session, sample_ids: Collection[int]) -> None:
+    """Lock the runs these samples belong to: the same lock order as everywhere, runs, then samples."""
     rows = session.execute(
         text("SELECT DISTINCT run_id FROM samples WHERE id = ANY(:ids)"), {"ids": sorted(sample_ids)}
     ).scalars()
-    _lock_runs(session, set(rows))  # same lock order as everywhere: runs, then samples
-    return session.execute(_RELEASE_CANCELLED, {"ids": sorted(sample_ids), "owner": owner}).rowcount
+    _lock_runs(session, set(rows))
 
 
 def requeue(session: Session, owner: str, sample_ids: Collection[int]) -> int:
     """Leased samples this worker gives back unrun (it is stopping): queued again, the attempt not counted."""
     if not sample_ids:
         return 0
-    rows = session.execute(
-        text("SELECT DISTINCT run_id FROM samples WHERE id = ANY(:ids)"), {"ids": sorted(sample_ids)}
-    ).scalars()
-    _lock_runs(session, set(rows))  # same lock order as everywhere: runs, then samples
+    _lock_runs_of(session, sample_ids)
     return session.execute(
         text(
             f"""

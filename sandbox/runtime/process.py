@@ -17,11 +17,13 @@ fork bomb cannot outrun it), then removes its System V IPC objects, POSIX
 message queues and files in the scratch places.
 """
 
+import contextlib
 import ctypes
 import os
 import shutil
 import signal
 import time
+import typing
 
 CANDIDATE_UID = 10001
 JUDGE_UID = 10002
@@ -145,22 +147,20 @@ def ipc_objects() -> int:
 
 def wipe_owned(uid: int) -> None:
     """Delete what `uid` owns in the scratch places (run as that uid)."""
-    for place in SCRATCH_PLACES:
+    for place, entry in scratch_entries():
+        path = os.path.join(place, entry)
         try:
-            entries = os.listdir(place)
+            if os.lstat(path).st_uid == uid:
+                _remove(path)
         except OSError:
-            continue
-        for entry in entries:
-            path = os.path.join(place, entry)
-            try:
-                if os.lstat(path).st_uid != uid:
-                    continue
-                if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path, onerror=_make_removable)
-                else:
-                    os.unlink(path)
-            except OSError:
-                pass
+            pass
+
+
+def _remove(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, onerror=_make_removable)
+    else:
+        os.unlink(path)
 
 
 def _make_removable(function: object, path: str, excinfo: object) -> None:
@@ -176,16 +176,6 @@ def _make_removable(function: object, path: str, excinfo: object) -> None:
         pass
 
 
-def scratch_is_empty() -> bool:
-    for place in SCRATCH_PLACES:
-        try:
-            if os.listdir(place):
-                return False
-        except OSError:
-            continue
-    return True
-
-
 def reset_uid(uid: int, wipe: bool) -> bool:
     """Kill every process of `uid` (and with `wipe`, remove its IPC objects and files). True if any lived.
 
@@ -194,14 +184,11 @@ def reset_uid(uid: int, wipe: bool) -> bool:
     saved uids stay root's, so no process of `uid` can signal us meanwhile, and the effective uid (and
     the capabilities with it) comes back at the end.
     """
-    os.setresuid(-1, uid, -1)
-    try:
+    with as_uid(uid):
         alive = kill_uid(uid)
         if wipe:
             remove_ipc(uid)
             wipe_owned(uid)
-    finally:
-        os.setresuid(-1, 0, -1)
     return alive
 
 
@@ -260,9 +247,17 @@ def scratch_entries() -> list:
 
 def remove_as(uid: int, path: str) -> None:
     """Remove a scratch directory `uid` made, with `uid` as effective uid for the moment."""
+    with as_uid(uid):
+        _remove(path)
+
+
+@contextlib.contextmanager
+def as_uid(uid: int) -> "typing.Iterator[None]":
+    """`uid` as the effective uid for the block. The real and saved uids stay root's, so no process of
+    `uid` can signal us meanwhile; the effective uid (and the capabilities with it) comes back after."""
     os.setresuid(-1, uid, -1)
     try:
-        shutil.rmtree(path, onerror=_make_removable)
+        yield
     finally:
         os.setresuid(-1, 0, -1)
 

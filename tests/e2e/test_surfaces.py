@@ -140,6 +140,8 @@ def test_a_score_says_what_it_covers(
     # The dataset's runs only: other tests' runs may fill the first page of the whole list.
     page.goto(f"/?dataset_id={subset_run['dataset']['id']}")
     row = page.locator(f'tr[data-run-id="{run_id}"]')
+    # Once the row's live status has been read (a later update of the same row), the badges must stand.
+    expect(row.locator(".status-cell .badge")).to_have_text("completed")
     expect(row.locator(".coverage-cell")).to_contain_text(text)
     expect(row.locator(".subset-flag")).to_have_text("subset")
     expect(row.locator(".run-id")).to_have_text(run_id[:8])
@@ -419,7 +421,10 @@ def test_run_management_and_downloads(session: BrowserContext, client: httpx.Cli
     expect(page.locator("#runs-body tr[data-run-id]").first).to_be_visible()
     expect(page.locator(f'tr[data-run-id="{run_id}"]')).to_have_count(0)
     page.check("#filter-archived")
-    expect(page.locator(f'tr[data-run-id="{run_id}"] .badge.tiny')).to_have_text("archived")
+    page.fill("#filter-search", "low-t")
+    archived_row = page.locator(f'tr[data-run-id="{run_id}"]')
+    expect(archived_row.locator(".status-cell .badge")).to_have_text("completed")
+    expect(archived_row.locator(".badge.tiny")).to_have_text("archived")
     client.patch(f"/v1/runs/{run_id}", json={"archived": False}).raise_for_status()
     page.select_option("#filter-sort", "score")
     expect(page.locator("#runs-body tr[data-run-id] .pass1").first).to_be_visible(timeout=30_000)

@@ -105,7 +105,8 @@ compareButton.addEventListener("click", () => {
 });
 
 function updateProgress(row, run) {
-  const badge = row.querySelector(".badge");
+  // The status cell's badge: the row also holds "archived" and "subset" badges before it.
+  const badge = row.querySelector(".status-cell .badge");
   badge.textContent = run.status;
   badge.className = `badge status-${run.status}`;
   row.dataset.status = run.status;

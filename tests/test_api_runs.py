@@ -158,6 +158,28 @@ async def test_get_and_list_runs(client: httpx.AsyncClient) -> None:
     assert response.status_code == 422 and _locs(response) == [["path", "run_id"]]
 
 
+async def test_runs_sorted_by_score_across_pages(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    """sort=score orders the whole list by pass@1 (mean over problems of c/n), not one page."""
+    dataset = await create_dataset(client, ["a", "b"])
+    rates = {"low": (["failed"] * 4, ["passed", "failed", "failed", "failed"]),   # (0 + 1/4) / 2 = 0.125
+             "high": (["passed"] * 4, ["passed", "passed", "failed", "failed"]),  # (1 + 1/2) / 2 = 0.75
+             "mid": (["passed"] * 2 + ["failed"] * 2, ["passed", "passed", "sandbox_error", "failed"])}  # (1/2 + 2/3) / 2
+    ids = {}
+    for model, (a, b) in rates.items():
+        run = await create_run(client, dataset["id"], {"a": 4, "b": 4}, model=model)
+        await set_verdicts(db_session, run["id"], "a", a)
+        await set_verdicts(db_session, run["id"], "b", b)
+        ids[model] = run["id"]
+    ids["unfinished"] = (await create_run(client, dataset["id"], {"a": 1}, model="unfinished"))["id"]
+    order = []
+    for offset in range(4):
+        page = (await client.get("/v1/runs", params={"dataset_id": dataset["id"], "sort": "score", "limit": 1, "offset": offset})).json()
+        order += [r["model"] for r in page["items"]]
+    assert order == ["high", "mid", "low", "unfinished"]
+    response = await client.get("/v1/runs", params={"sort": "best"})
+    assert response.status_code == 422 and _locs(response) == [["query", "sort"]]
+
+
 async def test_cancel_flow(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
     dataset = await create_dataset(client, ["a"])
     run = await create_run(client, dataset["id"], {"a": 5})

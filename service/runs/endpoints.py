@@ -118,7 +118,10 @@ async def list_runs(
     id_prefix: Annotated[
         str | None, Query(max_length=36, pattern=r"^[0-9a-fA-F-]+$", description="Runs whose id starts with this")
     ] = None,
-    sort: Annotated[Literal["newest", "oldest", "model", "name"], Query(description="Order of the list")] = "newest",
+    sort: Annotated[
+        Literal["newest", "oldest", "model", "name", "score"],
+        Query(description="Order of the list; `score`: highest pass@1 first over the whole list (runs with no finished sample last)"),
+    ] = "newest",
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
 ) -> RunList:

@@ -6,12 +6,12 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import Row, String, cast, func, or_, select, text, update
+from sqlalchemy import Float, Row, String, cast, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
-from sandbox.verdicts import Verdict
+from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service.models import Dataset, Problem, Run, Sample, WebhookDelivery
 
 _COPY_SAMPLES = (
@@ -41,6 +41,25 @@ _DATASET_HEADER = (Dataset.name, Dataset.problem_count, Dataset.time_limit_s, Da
 
 def _with_header(row: Row[Any]) -> tuple[Run, DatasetHeader]:
     return row[0], DatasetHeader(*row[1:])
+
+
+def _pass_at_1() -> Any:
+    """A run's pass@1 estimate (the mean over problems of c/n, finished model verdicts only), for sorting.
+
+    Answered from ix_samples_run_problem; NULL for a run with no finished sample, sorted last.
+    """
+    model_verdicts = [v.value for v in MODEL_VERDICTS]
+    passed = func.count().filter(Sample.verdict == Verdict.PASSED.value)
+    finished = func.count().filter(Sample.verdict.in_(model_verdicts))
+    per_problem = (
+        select((cast(passed, Float) / finished).label("rate"))
+        .where(Sample.run_id == Run.id)
+        .group_by(Sample.problem_id)
+        .having(finished > 0)
+        .correlate(Run)
+        .subquery()
+    )
+    return select(func.avg(per_problem.c.rate)).scalar_subquery()
 
 
 class RunRepository:
@@ -121,6 +140,7 @@ class RunRepository:
             "oldest": (Run.created_at.asc(), Run.id),
             "model": (Run.model.asc(), Run.created_at.desc(), Run.id),
             "name": (func.coalesce(Run.display_name, Run.model).asc(), Run.created_at.desc(), Run.id),
+            "score": (_pass_at_1().desc().nulls_last(), Run.created_at.desc(), Run.id),
         }[order]
         statement = (
             select(Run, *_DATASET_HEADER)

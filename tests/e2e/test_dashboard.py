@@ -423,6 +423,10 @@ def test_compare_page(session: BrowserContext, humaneval_runs: dict[str, Any], c
     row = page.locator("#compare-metrics tbody tr").first
     expect(row.locator(".diff")).to_contain_text(f"{100 * first['difference']['estimate']:+.1f}")
     expect(row.locator(".p-value")).to_have_text(_p_value(first["p_value"]))
+    # Every bracket says what it is.
+    expect(row.locator(".base-cell .ci-label")).to_have_text(first["base"]["label"])
+    expect(row.locator(".candidate-cell .ci-label")).to_have_text(first["candidate"]["label"])
+    expect(row.locator(".diff")).to_contain_text(first["difference"]["label"])
     wins, losses = report["per_problem"]["wins"], report["per_problem"]["losses"]
     expect(page.locator("#wins")).to_have_text(str(wins))
     expect(page.locator("#losses")).to_have_text(str(losses))

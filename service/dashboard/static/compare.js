@@ -1,6 +1,6 @@
 // Compare page: two runs on the same problems, side by side. The paired difference, its interval
 // and p-value, and per-problem wins and losses all come from GET /v1/compare (paired over problems).
-import { api, boot, clear, downloadButton, errorText, h, hasBounds, interval, num, pct, problemPath, renderPager, toCsv, when } from "./common.js";
+import { api, boot, bracket, clear, downloadButton, errorText, h, hasBounds, num, pct, problemPath, renderPager, toCsv, when } from "./common.js";
 import { forestPlot, scatterPlot } from "./charts.js";
 
 const PAGE_SIZE = 50;
@@ -71,10 +71,10 @@ function metricsTable(report) {
       const pTitle = m.p_value_method ? `${m.p_value_method}${m.p_value_exact ? ", exact" : `, ${num(m.permutations)} permutations`}` : "";
       return h("tr", { dataset: { k: m.k } },
         h("td", {}, `pass@${m.k}`),
-        h("td", { class: "num" }, pct(m.base.estimate), " ", h("span", { class: "muted small" }, hasBounds(m.base) ? interval(m.base) : "no interval")),
-        h("td", { class: "num" }, pct(m.candidate.estimate), " ", h("span", { class: "muted small" }, hasBounds(m.candidate) ? interval(m.candidate) : "no interval")),
+        h("td", { class: "num base-cell" }, pct(m.base.estimate), " ", bracket(m.base)),
+        h("td", { class: "num candidate-cell" }, pct(m.candidate.estimate), " ", bracket(m.candidate)),
         h("td", { class: `num diff ${cls}`, title: `${d.method_used || d.method || "bootstrap"} interval; standard error ${(100 * d.standard_error).toFixed(1)} pp` },
-          signedPp(d.estimate), " ", h("span", { class: "muted small" }, hasBounds(d) ? `[${signedPp(d.ci_low)}, ${signedPp(d.ci_high)}]` : "no interval")),
+          signedPp(d.estimate), " ", h("span", { class: "muted small" }, hasBounds(d) ? `[${signedPp(d.ci_low)}, ${signedPp(d.ci_high)}] ${d.label || ""}` : "no interval")),
         h("td", { class: "num p-value", title: pTitle }, pValue(m.p_value)),
         h("td", { class: "num" }, m.correlation === null || m.correlation === undefined ? "–" : m.correlation.toFixed(2)));
     })));

@@ -84,13 +84,6 @@ function rowFor(run) {
   return row;
 }
 
-/** Highest pass@1 first among the rows of this page (scores are computed per run, not stored). */
-function sortByScore() {
-  const score = (tr) => Number(tr.querySelector(".pass1-cell")?.dataset.score ?? -1);
-  const rows = [...body.querySelectorAll("tr[data-run-id]")].sort((a, b) => score(b) - score(a));
-  body.append(...rows);
-}
-
 function toggle(run, on) {
   if (on) selected.add(run.id); else selected.delete(run.id);
   compareButton.disabled = selected.size !== 2;
@@ -127,7 +120,6 @@ async function updateMetrics(row, run) {
       clear(cell, h("span", { class: "muted", title: metrics.note || "" }, "–"));
     } else {
       const m = metrics.metrics[0].pass_at_k;
-      cell.dataset.score = m.estimate;
       clear(cell,
         h("strong", { class: "pass1" }, pct(m.estimate, 2)), " ",
         bracket(m),
@@ -149,7 +141,7 @@ async function load() {
   try {
     list = await api("/v1/runs", { params: {
       dataset_id: state.dataset_id, model: state.model, q: state.q, archived: state.archived ? "include" : undefined,
-      sort: state.sort === "score" ? undefined : state.sort, limit: PAGE_SIZE, offset: state.page * PAGE_SIZE } });
+      sort: state.sort, limit: PAGE_SIZE, offset: state.page * PAGE_SIZE } });
   } catch (error) {
     clear(body, h("tr", {}, h("td", { colspan: 8, class: "error" }, errorText(error))));
     return;
@@ -172,7 +164,6 @@ async function load() {
     updateProgress(rows.get(run.id), run);
     await updateMetrics(rows.get(run.id), run);
   });
-  if (mine === generation && state.sort === "score") sortByScore();
   if (mine === generation) schedulePoll(mine, rows);
 }
 

@@ -18,10 +18,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from service.settings import Settings
+from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +33,8 @@ class EmbeddedPostgresError(RuntimeError):
 def find_bindir() -> Path:
     """Locate initdb/pg_ctl: $PASSK_PG_BIN, then Debian's versioned dirs, then PATH."""
     candidates: list[str] = []
-    if env := os.environ.get("PASSK_PG_BIN"):
-        candidates.append(env)
+    if pg_bin := get_settings().pg_bin:
+        candidates.append(pg_bin)
     candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=_version_key, reverse=True)
     if which := shutil.which("initdb"):
         candidates.append(str(Path(which).parent))

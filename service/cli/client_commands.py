@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from service.client import TERMINAL_STATUSES, APIError, PasskClient, PasskError
+from service.client import TERMINAL_STATUSES, ErrorResponse, PasskClient, PasskError
 from service.formats import humaneval
 from service.formats.loader import FormatError, load_problems, load_samples
 from service.runs.schemas import SAMPLE_METADATA
@@ -336,7 +336,7 @@ def _fetch_metrics(client: PasskClient, run_id: str, ks: Sequence[int] | None, *
         return client.metrics(run_id, ks, **params)
     try:
         return client.metrics(run_id, DEFAULT_KS, **params)
-    except APIError as exc:
+    except ErrorResponse as exc:
         n_min = _n_min_from(exc)
         if n_min is None:
             raise
@@ -346,7 +346,7 @@ def _fetch_metrics(client: PasskClient, run_id: str, ks: Sequence[int] | None, *
         return client.metrics(run_id, fitting, **params)
 
 
-def _n_min_from(exc: APIError) -> int | None:
+def _n_min_from(exc: ErrorResponse) -> int | None:
     if exc.status_code != 422 or not isinstance(exc.detail, list):
         return None
     for item in exc.detail:
@@ -653,7 +653,7 @@ def cmd_cancel(settings: Settings, args: argparse.Namespace) -> int:
         run_id = client.resolve_run(args.run)
         try:
             run = client.cancel_run(run_id)
-        except APIError as exc:
+        except ErrorResponse as exc:
             if exc.status_code == 409:
                 raise PasskError(f"run {run_id} has already ended; only queued or running runs can be cancelled") from None
             raise

@@ -12,7 +12,8 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.dependencies import APIError, openapi_error
+from service.dependencies import openapi_error
+from service.exceptions import APIError
 from service.settings import Settings
 
 # Any fixed 64-bit number; only admission uses it.

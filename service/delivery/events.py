@@ -27,7 +27,7 @@ from fastapi.responses import Response, StreamingResponse
 from sqlalchemy import text
 
 from service.delivery.states import FINAL_RUN_STATUSES, RunEvent
-from service.dependencies import NotFound
+from service.exceptions import NotFound
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
-from service.dependencies import InvalidInput, NotFound
+from service.exceptions import InvalidInput, NotFound
 from service.metrics.convert import (
     calibration_out,
     diversity_out,

@@ -17,7 +17,7 @@ from service.datasets.schemas import StorableStr
 from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import event_stream, wait_for_run_end
 from service.dependencies import SessionDep, SettingsDep, commit_now, openapi_422, openapi_error
-from service.dependencies import InvalidInput
+from service.exceptions import InvalidInput
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
 from service.runs.schemas import RunCreate, RunList, RunRead, RunStatus, RunUpdate, SamplePage

@@ -14,7 +14,7 @@ from service.datasets.repository import DatasetRepository
 from service.datasets.service import check_limits
 from service.delivery.admission import admit
 from service.delivery.targets import RefusedTarget, check_target
-from service.dependencies import Conflict, InvalidInput, NotFound
+from service.exceptions import Conflict, InvalidInput, NotFound
 from service.models import Run
 from service.runs.repository import DatasetHeader, RunRepository
 from service.runs.schemas import (

@@ -28,6 +28,7 @@ from service.client import PasskClient
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.embedded_postgres import EmbeddedPostgres, _free_port
 from service.migrate import REPO_ROOT, upgrade_to_head
+from service.settings import Settings
 
 
 def create_database(server_url: str, prefix: str) -> str:
@@ -70,7 +71,7 @@ class LocalStack:
             raise
 
     def _enter(self) -> LocalStack:
-        server_url = None if self.private_postgres else os.environ.get("PASSK_TEST_DATABASE_URL")
+        server_url = None if self.private_postgres else Settings().test_database_url
         if not server_url:
             self._cluster = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix=f"{self.prefix}-pg-")))
             server_url = self._cluster.start()

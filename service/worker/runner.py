@@ -13,10 +13,12 @@ import socket
 import threading
 import time
 import uuid
+from datetime import timedelta
 from types import FrameType
 
 import docker
-from sqlalchemy import text
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -25,14 +27,19 @@ from sandbox.engine import connect
 from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
 from sandbox.verdicts import Verdict
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.models import Run, WorkerHeartbeat
 from service.settings import Settings
-from service.worker import queue
+from service.states import RunState
+from service.worker import queue, results
+from service.worker.cache import lookup_cache
 from service.worker.batch import Rerun, execute_batch
 from service.worker.gate import ExclusiveGate
 from service.worker.lane import RerunQueue
 from service.worker.wakeup import Wakeup, listen
 
 log = logging.getLogger(__name__)
+
+runs, heartbeats = Run.__table__, WorkerHeartbeat.__table__
 
 SWEEP_EVERY_S = 60.0
 RECLAIM_EVERY_S = 5.0
@@ -169,7 +176,7 @@ class Worker:
                 session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
                 cfg.default_memory_mb, self.image_id, first,
             )
-            hits = queue.lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
+            hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         if not claimed:
             return False
         ids = {sample.id for sample in claimed}
@@ -320,7 +327,7 @@ class Worker:
         while True:
             try:
                 with transaction(self.sessions) as session:
-                    queue.record_outcomes(
+                    results.record_outcomes(
                         session, self.owner, claimed, outcomes, self.settings.max_attempts, cached_ids, rerun_ids
                     )
                     queue.release_cancelled(session, self.owner, skipped)
@@ -364,30 +371,27 @@ class Worker:
         with self._lock:
             processed, errors = self.processed, self.sandbox_errors
         with transaction(self.sessions) as session:
-            session.execute(
-                text(
-                    """
-                    INSERT INTO worker_heartbeats
-                        (owner, hostname, pid, threads, started_at, seen_at, expires_at, processed, sandbox_errors)
-                    VALUES (:owner, :host, :pid, :threads, now(), now(), now() + make_interval(secs => :ttl),
-                            :processed, :errors)
-                    ON CONFLICT (owner) DO UPDATE SET seen_at = now(), expires_at = EXCLUDED.expires_at,
-                        processed = EXCLUDED.processed, sandbox_errors = EXCLUDED.sandbox_errors
-                    """
-                ),
-                {
-                    "owner": self.owner, "host": socket.gethostname()[:200], "pid": os.getpid(),
-                    "threads": self.concurrency, "ttl": tick_s * HEARTBEAT_TICKS + 1.0,
-                    "processed": processed, "errors": errors,
-                },
+            now = func.now()
+            row = insert(heartbeats).values(
+                owner=self.owner, hostname=socket.gethostname()[:200], pid=os.getpid(), threads=self.concurrency,
+                started_at=now, seen_at=now, expires_at=now + timedelta(seconds=tick_s * HEARTBEAT_TICKS + 1.0),
+                processed=processed, sandbox_errors=errors,
             )
-            # Rows of workers that died without saying goodbye, kept a day for the record.
-            session.execute(text("DELETE FROM worker_heartbeats WHERE expires_at < now() - interval '1 day'"))
+            session.execute(
+                row.on_conflict_do_update(
+                    index_elements=[heartbeats.c.owner],
+                    set_={
+                        "seen_at": now, "expires_at": row.excluded.expires_at,
+                        "processed": row.excluded.processed, "sandbox_errors": row.excluded.sandbox_errors,
+                    },
+                )
+            )
+            session.execute(delete(heartbeats).where(heartbeats.c.expires_at < func.now() - timedelta(days=1)))
 
     def _forget_heartbeat(self) -> None:
         try:
             with transaction(self.sessions) as session:
-                session.execute(text("DELETE FROM worker_heartbeats WHERE owner = :owner"), {"owner": self.owner})
+                session.execute(delete(heartbeats).where(heartbeats.c.owner == self.owner))
         except Exception as exc:
             log.warning("could not remove this worker's heartbeat (it expires on its own): %s", exc)
 
@@ -436,13 +440,11 @@ class _CancelCheck:
         self.checked_at = time.monotonic()
         try:
             with self.worker.engine.connect() as connection:
-                status = connection.execute(
-                    text("SELECT status FROM runs WHERE id = :id"), {"id": self.run_id}
-                ).scalar_one_or_none()
+                status = connection.execute(select(runs.c.status).where(runs.c.id == self.run_id)).scalar_one_or_none()
         except Exception as exc:  # the database is away: keep running, record_outcomes sorts it out
             log.warning("could not check whether run %s was cancelled: %s", self.run_id, exc)
             return False
-        self.cancelled = status in (None, "cancelled")
+        self.cancelled = status in (None, RunState.CANCELLED)
         return self.cancelled
 
 

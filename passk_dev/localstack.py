@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import psycopg
 from sqlalchemy.engine import make_url
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from sandbox.engine import ensure_engine
 from sandbox.images import ensure_sandbox_image
@@ -130,17 +131,23 @@ class LocalStack:
         port = self._api_port = self._api_port or _free_port()
         self._api = self._popen(["serve", "--port", str(port)], self.env)
         self.api_url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
+        def healthy() -> bool:
             try:
-                if httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200:
-                    return
+                return httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200
             except httpx.HTTPError:
-                pass
-            if self._api.poll() is not None or time.monotonic() > deadline:
-                self._api.kill()
-                raise RuntimeError("the API did not come up")
-            time.sleep(0.2)
+                return False
+
+        api = self._api
+        retrying = Retrying(
+            retry=retry_if_result(lambda up: not up),
+            stop=stop_after_delay(60) | (lambda _: api.poll() is not None),
+            wait=wait_fixed(0.2),
+        )
+        try:
+            retrying(healthy)
+        except RetryError:
+            api.kill()
+            raise RuntimeError("the API did not come up") from None
 
     # -- the database
 

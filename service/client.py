@@ -27,9 +27,11 @@ from typing import Any
 
 import httpx
 
+from service.states import FINAL_RUN_STATES
+
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT_S = 300.0  # a run of 30,000 samples is one large POST
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+TERMINAL_STATUSES = frozenset(FINAL_RUN_STATES)
 
 
 class PasskError(Exception):

@@ -24,6 +24,7 @@ from service.states import ACTIVE_RUN_STATES, RunState, SampleState
 from service.worker.cache import cache_key
 from service.worker.results import (
     finish_run_if_done,
+    fixed,
     leased_by,
     lock_runs,
     lock_runs_of,
@@ -61,15 +62,15 @@ def _candidate_runs(first_priority: str):
         select(func.count())
         .select_from(held.join(holder, holder.c.id == held.c.run_id))
         .where(
-            held.c.state == SampleState.LEASED, holder.c.status.in_(ACTIVE_RUN_STATES),
+            held.c.state == fixed(SampleState.LEASED), holder.c.status.in_(fixed(ACTIVE_RUN_STATES)),
             holder.c.api_key_id.is_not_distinct_from(runs.c.api_key_id),
         )
         .scalar_subquery()
     )
-    has_queued = select(1).where(samples.c.run_id == runs.c.id, samples.c.state == SampleState.QUEUED).exists()
+    has_queued = select(1).where(samples.c.run_id == runs.c.id, samples.c.state == fixed(SampleState.QUEUED)).exists()
     return (
         select(runs.c.id)
-        .where(runs.c.status.in_(ACTIVE_RUN_STATES), has_queued)
+        .where(runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), has_queued)
         .order_by(runs.c.priority != first_priority, leased_by_key, runs.c.created_at, runs.c.id)
         .limit(8)
     )
@@ -82,21 +83,21 @@ def _claim(run_id: uuid.UUID, owner: str, limit: int, lease_s: float):
     head = (
         select(samples.c.run_id, samples.c.problem_id, runs.c.priority, runs.c.time_limit_s, runs.c.memory_mb, runs.c.use_cache)
         .select_from(samples.join(runs, runs.c.id == samples.c.run_id))
-        .where(samples.c.state == SampleState.QUEUED, samples.c.run_id == run_id)
+        .where(samples.c.state == fixed(SampleState.QUEUED), samples.c.run_id == run_id)
         .order_by(samples.c.id)
         .limit(1)
         .with_for_update(of=samples, skip_locked=True)
         .cte("head")
     )
     same_limits = and_(
-        runs.c.status.in_(ACTIVE_RUN_STATES), runs.c.priority == head.c.priority, runs.c.use_cache == head.c.use_cache,
+        runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), runs.c.priority == head.c.priority, runs.c.use_cache == head.c.use_cache,
         runs.c.time_limit_s.is_not_distinct_from(head.c.time_limit_s), runs.c.memory_mb.is_not_distinct_from(head.c.memory_mb),
     )
     picked = (
         select(samples.c.id)
         .select_from(samples.join(runs, runs.c.id == samples.c.run_id).join(head, true()))
         .where(
-            samples.c.state == SampleState.QUEUED, samples.c.problem_id == head.c.problem_id,
+            samples.c.state == fixed(SampleState.QUEUED), samples.c.problem_id == head.c.problem_id,
             or_(samples.c.run_id == head.c.run_id, same_limits),
         )
         .order_by(samples.c.run_id != head.c.run_id, samples.c.id)
@@ -154,7 +155,7 @@ def claim_batch(
     # being cancelled, and the worker's cancel check releases these samples).
     starting = (
         select(runs.c.id)
-        .where(runs.c.id.in_(sorted({row.run_id for row in rows})), runs.c.status == RunState.QUEUED)
+        .where(runs.c.id.in_(sorted({row.run_id for row in rows})), runs.c.status == fixed(RunState.QUEUED))
         .with_for_update(skip_locked=True)
     )
     session.execute(
@@ -245,7 +246,7 @@ def requeue(session: Session, owner: str, sample_ids: Collection[int]) -> int:
 
 def reclaim_expired(session: Session, max_attempts: int) -> int:
     """Requeue samples whose worker vanished; give up on ones that took down a worker every time."""
-    expired = [samples.c.state == SampleState.LEASED, samples.c.lease_expires_at < func.now()]
+    expired = [samples.c.state == fixed(SampleState.LEASED), samples.c.lease_expires_at < func.now()]
     run_ids = set(session.execute(select(samples.c.run_id).distinct().where(*expired)).scalars())
     if not run_ids:
         return 0

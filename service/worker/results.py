@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import bindparam, case, exists, func, select, update
+from sqlalchemy import String, bindparam, case, exists, func, literal_column, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
@@ -30,9 +30,17 @@ runs, samples = Run.__table__, Sample.__table__
 EVENTS_CHANNEL = "passk_events"
 CALLBACKS_CHANNEL = "passk_callbacks"
 
+def fixed(value: str | tuple[str, ...]):
+    """A state as a constant in the SQL text rather than a parameter, as the partial indexes' predicates
+    (`state = 'queued'`) are written, so that every plan can use them."""
+    if isinstance(value, tuple):
+        return tuple_(*(fixed(v) for v in value))
+    return literal_column(f"'{value}'", String)
+
+
 # A sample of a cancelled run is not put back in the queue (where a worker would run it for nobody):
 # it ends `cancelled` like the run's other unfinished samples.
-run_cancelled = exists().where(runs.c.id == samples.c.run_id, runs.c.status == RunState.CANCELLED)
+run_cancelled = exists().where(runs.c.id == samples.c.run_id, runs.c.status == fixed(RunState.CANCELLED))
 
 
 def requeued_state():
@@ -42,7 +50,7 @@ def requeued_state():
 
 def leased_by(owner: object):
     """The rows this worker still holds (a lost lease guards every write)."""
-    return [samples.c.state == SampleState.LEASED, samples.c.lease_owner == owner]
+    return [samples.c.state == fixed(SampleState.LEASED), samples.c.lease_owner == owner]
 
 
 def lock_runs(session: Session, run_ids: Iterable[uuid.UUID]) -> None:
@@ -132,7 +140,7 @@ def number_events(session: Session, run_id: uuid.UUID, sample_ids: Collection[in
         select(samples.c.id, func.row_number().over(order_by=samples.c.id).label("k"))
         .where(
             samples.c.run_id == run_id, samples.c.id.in_(sorted(sample_ids)),
-            samples.c.state == SampleState.DONE, samples.c.event.is_(None),
+            samples.c.state == fixed(SampleState.DONE), samples.c.event.is_(None),
         )
         .cte("todo")
     )
@@ -150,12 +158,12 @@ def number_events(session: Session, run_id: uuid.UUID, sample_ids: Collection[in
 def finish_run_if_done(session: Session, run_id: uuid.UUID) -> None:
     """Mark the run completed (or failed, if nothing but sandbox errors came back) once no sample is left."""
     ran = exists().where(
-        samples.c.run_id == run_id, samples.c.state == SampleState.DONE, samples.c.verdict != Verdict.SANDBOX_ERROR
+        samples.c.run_id == run_id, samples.c.state == fixed(SampleState.DONE), samples.c.verdict != fixed(Verdict.SANDBOX_ERROR)
     )
-    left = exists().where(samples.c.run_id == run_id, samples.c.state.in_(OPEN_SAMPLE_STATES))
+    left = exists().where(samples.c.run_id == run_id, samples.c.state.in_(fixed(OPEN_SAMPLE_STATES)))
     ended = session.execute(
         update(runs)
-        .where(runs.c.id == run_id, runs.c.status.in_(ACTIVE_RUN_STATES), ~left)
+        .where(runs.c.id == run_id, runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), ~left)
         .values(
             finished_at=func.now(),
             status=case((ran, RunState.COMPLETED), else_=RunState.FAILED),

@@ -21,6 +21,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, wait_incrementing
 
 from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
@@ -323,21 +324,28 @@ class Worker:
     ) -> None:
         # Results are worth keeping until the database is back: losing them means running the programs again.
         # Only a stopping worker gives up; its leases then expire and the samples run elsewhere.
-        attempt = 0
-        while True:
-            try:
-                with transaction(self.sessions) as session:
+        def failed(state: RetryCallState) -> None:
+            log.error(
+                "could not record %d results (attempt %d): %s",
+                len(claimed) + len(skipped), state.attempt_number, state.outcome.exception() if state.outcome else None,
+            )
+
+        retrying = Retrying(
+            retry=retry_if_exception_type((OperationalError, DBAPIError)),
+            stop=lambda state: self.stopping.is_set() and state.attempt_number >= 5,
+            wait=wait_incrementing(start=2.0, increment=1.0, max=5.0),  # 2, 3, 4, 5, 5, ... s
+            after=failed,
+        )
+        try:
+            for attempt in retrying:
+                with attempt, transaction(self.sessions) as session:
                     results.record_outcomes(
                         session, self.owner, claimed, outcomes, self.settings.max_attempts, cached_ids, rerun_ids
                     )
                     queue.release_cancelled(session, self.owner, skipped)
-                return
-            except (OperationalError, DBAPIError) as exc:
-                attempt += 1
-                log.error("could not record %d results (attempt %d): %s", len(claimed) + len(skipped), attempt, exc)
-                if self.stopping.is_set() and attempt >= 5:
-                    break
-                time.sleep(min(1.0 + attempt, 5.0))
+            return
+        except RetryError:
+            pass
         log.error("gave up recording %d results; their leases will expire and they will run again", len(claimed))
 
     # -- the Docker engine

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service.localstack import LocalStack  # noqa: E402
+from passk_dev.localstack import LocalStack  # noqa: E402
 
 PROBLEM = {"id": "add", "prompt": "def add(a, b):\n", "entry_point": "add",
            "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"}

@@ -36,7 +36,7 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service.localstack import LocalStack  # noqa: E402
+from passk_dev.localstack import LocalStack  # noqa: E402
 
 PROBLEMS = 4
 PROMPT = "def work(n):\n"

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from service.localstack import LocalStack  # noqa: E402
+from passk_dev.localstack import LocalStack  # noqa: E402
 
 FINISHED = {"completed", "failed", "cancelled"}
 PROBLEM = {"id": "sq", "prompt": "def sq(x):\n", "test": "def check(c):\n    assert c(3) == 9\n", "entry_point": "sq"}

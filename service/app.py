@@ -28,8 +28,9 @@ from service.database import make_async_engine, make_async_sessionmaker
 from service.datasets.endpoints import router as datasets_router
 from service.delivery.events import close_notifier
 from service.delivery.webhooks import Dispatcher
-from service.dependencies import APIError, openapi_error
+from service.dependencies import openapi_error
 from service.embedded_postgres import resolve_database_url
+from service.exceptions import APIError
 from service.metrics.endpoints import router as metrics_router
 from service.ops.endpoints import router as ops_router
 from service.release.endpoints import router as release_router

@@ -27,9 +27,11 @@ from typing import Any
 
 import httpx
 
+from service.states import FINAL_RUN_STATES
+
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT_S = 300.0  # a run of 30,000 samples is one large POST
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+TERMINAL_STATUSES = frozenset(FINAL_RUN_STATES)
 
 
 class PasskError(Exception):
@@ -44,7 +46,7 @@ class ServerUnreachable(PasskError):
     pass
 
 
-class APIError(PasskError):
+class ErrorResponse(PasskError):
     """The server answered with an error status."""
 
     def __init__(self, status_code: int, detail: Any, message: str) -> None:
@@ -53,11 +55,11 @@ class APIError(PasskError):
         self.detail = detail
 
 
-class NotFound(APIError):
+class NotFoundResponse(ErrorResponse):
     pass
 
 
-class AuthError(APIError):
+class AuthError(ErrorResponse):
     pass
 
 
@@ -146,7 +148,7 @@ class PasskClient:
             raise self._error(response)
         return response
 
-    def _error(self, response: httpx.Response) -> APIError:
+    def _error(self, response: httpx.Response) -> ErrorResponse:
         try:
             detail = response.json().get("detail", response.text)
         except ValueError:
@@ -163,8 +165,8 @@ class PasskClient:
         if status == 403:
             return AuthError(status, detail, f"forbidden: {text}")
         if status == 404:
-            return NotFound(status, detail, text)
-        return APIError(status, detail, f"the server refused the request ({status}): {text}")
+            return NotFoundResponse(status, detail, text)
+        return ErrorResponse(status, detail, f"the server refused the request ({status}): {text}")
 
     def _json(self, method: str, path: str, **kwargs: Any) -> Any:
         return self._request(method, path, **kwargs).json()
@@ -211,8 +213,8 @@ class PasskClient:
         if _is_uuid(name_or_id):
             try:
                 return self.get_dataset(name_or_id)
-            except NotFound:
-                raise NotFound(404, None, f"unknown dataset {name_or_id!r}: no dataset has this id") from None
+            except NotFoundResponse:
+                raise NotFoundResponse(404, None, f"unknown dataset {name_or_id!r}: no dataset has this id") from None
         datasets = list(self.iter_datasets())
         for matches in (lambda d: d["name"] == name_or_id, lambda d: d["name"].lower() == name_or_id.lower()):
             found = next((d for d in datasets if matches(d)), None)
@@ -220,7 +222,7 @@ class PasskClient:
                 return found
         names = sorted({d["name"] for d in datasets})
         known = f"known datasets: {', '.join(names[:20])}" if names else "there are no datasets yet"
-        raise NotFound(
+        raise NotFoundResponse(
             404, None, f"unknown dataset {name_or_id!r} ({known}); import one with `passk datasets import`"
         )
 
@@ -256,7 +258,7 @@ class PasskClient:
         page = self._json("GET", "/v1/runs", params={"id_prefix": ref, "archived": "include", "limit": 11})
         matches = [item["id"] for item in page["items"]]
         if not matches:
-            raise NotFound(404, None, f"no run id starts with {ref!r}")
+            raise NotFoundResponse(404, None, f"no run id starts with {ref!r}")
         if len(matches) > 1:
             shown = ", ".join(m[:12] for m in matches[:10]) + (" …" if page["total"] > 10 else "")
             raise PasskError(f"{ref!r} is ambiguous: {page['total']} runs start with it ({shown}); give more digits")
@@ -273,11 +275,11 @@ class PasskClient:
     def get_run(self, run_id: str) -> dict[str, Any]:
         try:
             return self._json("GET", f"/v1/runs/{run_id}")
-        except NotFound:
-            raise NotFound(404, None, f"unknown run {run_id!r}") from None
-        except APIError as exc:
+        except NotFoundResponse:
+            raise NotFoundResponse(404, None, f"unknown run {run_id!r}") from None
+        except ErrorResponse as exc:
             if exc.status_code == 422 and not _is_uuid(run_id):
-                raise APIError(422, exc.detail, f"{run_id!r} is not a run id (runs have UUIDs)") from None
+                raise ErrorResponse(422, exc.detail, f"{run_id!r} is not a run id (runs have UUIDs)") from None
             raise
 
     def cancel_run(self, run_id: str) -> dict[str, Any]:

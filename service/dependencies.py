@@ -1,4 +1,4 @@
-"""Request dependencies, and the errors the service layer raises for app.py to render.
+"""Request dependencies and OpenAPI helpers (the errors the service layer raises: service/exceptions.py).
 
 The service layer never commits: `get_session` commits once, after the path
 operation returns and *before* the response is sent (scope="function"), so a
@@ -7,7 +7,7 @@ failed commit is a 5xx instead of a 2xx for data that was never stored.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.database import session_scope
+from service.exceptions import APIError, Conflict, InvalidInput, NotFound  # noqa: F401 (re-exported for service/datasets, issue 11's)
 from service.settings import Settings
 from service.settings import get_settings as _default_settings
 
@@ -41,36 +42,6 @@ async def commit_now(session: AsyncSession) -> None:
     stored (`POST /v1/runs?wait=`, `POST /run_code`); get_session's own commit is then a no-op."""
     await session.commit()
 SettingsDep = Annotated[Settings, Depends(get_settings)]
-
-
-class APIError(Exception):
-    """An error with an HTTP status and a human-readable `detail`."""
-
-    status_code = 400
-
-    def __init__(self, detail: Any) -> None:
-        super().__init__(detail)
-        self.detail = detail
-
-
-class NotFound(APIError):
-    status_code = 404
-
-    def __init__(self, resource: str, id_: object) -> None:
-        super().__init__(f"{resource} {id_} not found")
-
-
-class Conflict(APIError):
-    status_code = 409
-
-
-class InvalidInput(APIError):
-    """422 in the same shape as FastAPI's own validation errors, so clients parse one format."""
-
-    status_code = 422
-
-    def __init__(self, loc: Sequence[str | int], msg: str, input_: Any = None) -> None:
-        super().__init__([{"type": "value_error", "loc": list(loc), "msg": msg, "input": input_}])
 
 
 def openapi_error(description: str, example: Any) -> dict[str, Any]:

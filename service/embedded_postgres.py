@@ -15,13 +15,12 @@ import secrets
 import shutil
 import socket
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from service.settings import Settings
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
+
+from service.settings import Settings, get_settings
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +35,8 @@ class EmbeddedPostgresError(RuntimeError):
 def find_bindir() -> Path:
     """Locate initdb/pg_ctl: $PASSK_PG_BIN, then Debian's versioned dirs, then PATH."""
     candidates: list[str] = []
-    if env := os.environ.get("PASSK_PG_BIN"):
-        candidates.append(env)
+    if pg_bin := get_settings().pg_bin:
+        candidates.append(pg_bin)
     candidates += sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=_version_key, reverse=True)
     if which := shutil.which("initdb"):
         candidates.append(str(Path(which).parent))
@@ -151,18 +150,19 @@ class EmbeddedPostgres:
 
     def _ensure_database(self, bindir: Path, port: int) -> None:
         env = {**os.environ, "PGPASSWORD": self._password_file.read_text().strip()}
-        deadline = time.monotonic() + 30
-        while True:
-            probe = subprocess.run(
+        retrying = Retrying(
+            retry=retry_if_result(lambda probe: probe.returncode != 0), stop=stop_after_delay(30), wait=wait_fixed(0.2)
+        )
+        try:
+            probe = retrying(
+                subprocess.run,
                 [str(bindir / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", DB_USER, "-d", "postgres",
                  "-tAc", f"SELECT 1 FROM pg_database WHERE datname = '{DB_NAME}'"],
                 capture_output=True, text=True, env=env,
             )
-            if probe.returncode == 0:
-                break
-            if time.monotonic() > deadline:
-                raise EmbeddedPostgresError(f"postgres did not accept connections: {probe.stderr.strip()}")
-            time.sleep(0.2)
+        except RetryError as exc:
+            stderr = exc.last_attempt.result().stderr.strip()
+            raise EmbeddedPostgresError(f"postgres did not accept connections: {stderr}") from None
         if probe.stdout.strip() != "1":
             subprocess.run(
                 [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", DB_USER, DB_NAME],

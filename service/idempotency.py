@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.dependencies import InvalidInput
+from service.exceptions import InvalidInput
 from service.models import IdempotencyRecord
 
 IdempotencyKeyHeader = Annotated[

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import (
@@ -27,14 +28,16 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from sandbox.verdicts import Verdict
 from service.database import Base
-
-RUN_STATUSES = ("queued", "running", "completed", "failed", "cancelled")
-# queued -> leased (a worker holds it until lease_expires_at) -> done; or cancelled.
-SAMPLE_STATES = ("queued", "leased", "done", "cancelled")
+from service.delivery.states import CallbackState
+from service.states import ACTIVE_RUN_STATES, RunState, SampleState
 
 
-def _in(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(v) for v in values)})"
+def _in(column: str, values: Iterable[str]) -> str:
+    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
+
+
+def _is(column: str, value: str) -> str:
+    return f"{column} = '{value}'"
 
 
 class Dataset(Base):
@@ -89,9 +92,15 @@ class Problem(Base):
 class Run(Base):
     __tablename__ = "runs"
     __table_args__ = (
-        CheckConstraint(_in("status", RUN_STATUSES), name="status"),
+        CheckConstraint(_in("status", RunState), name="status"),
         Index("ix_runs_created_at", "created_at"),
         Index("ix_runs_tags", "tags", postgresql_using="gin"),
+        # Runs with work left: the queue picks among these (migration 0008).
+        Index("ix_runs_active", "created_at", postgresql_where=text(_in("status", ACTIVE_RUN_STATES))),
+        Index(
+            "ix_runs_callback_pending", "finished_at",
+            postgresql_where=text(_in("callback_state", (CallbackState.PENDING, CallbackState.DELIVERING))),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
@@ -102,7 +111,7 @@ class Run(Base):
     time_limit_s: Mapped[float | None] = mapped_column(Float)
     memory_mb: Mapped[int | None] = mapped_column(Integer)
     use_cache: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
-    status: Mapped[str] = mapped_column(String(16), server_default=text("'queued'"))
+    status: Mapped[str] = mapped_column(String(16), server_default=text(repr(str(RunState.QUEUED))))
     sample_count: Mapped[int] = mapped_column(Integer)
     # Problems of the dataset the run has samples for: "40 of 164 problems".
     problem_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
@@ -129,15 +138,19 @@ class Run(Base):
 class Sample(Base):
     __tablename__ = "samples"
     __table_args__ = (
-        CheckConstraint(_in("state", SAMPLE_STATES), name="state"),
-        CheckConstraint(f"verdict IS NULL OR {_in('verdict', tuple(v.value for v in Verdict))}", name="verdict"),
-        CheckConstraint("(state = 'done') = (verdict IS NOT NULL)", name="done_has_verdict"),
+        CheckConstraint(_in("state", SampleState), name="state"),
+        CheckConstraint(f"verdict IS NULL OR {_in('verdict', Verdict)}", name="verdict"),
+        CheckConstraint(f"({_is('state', SampleState.DONE)}) = (verdict IS NOT NULL)", name="done_has_verdict"),
         # Progress, metrics and per-problem listings read everything through this index.
         Index("ix_samples_run_problem", "run_id", "problem_id", postgresql_include=["state", "verdict"]),
         # The queue: claimable rows only, so the index stays small however large the table grows.
-        Index("ix_samples_queued", "id", postgresql_where=text("state = 'queued'")),
-        Index("ix_samples_queued_group", "run_id", "problem_id", "id", postgresql_where=text("state = 'queued'")),
-        Index("ix_samples_leased", "lease_expires_at", postgresql_where=text("state = 'leased'")),
+        Index("ix_samples_queued", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
+        Index("ix_samples_queued_group", "run_id", "problem_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
+        Index("ix_samples_leased", "lease_expires_at", postgresql_where=text(_is("state", SampleState.LEASED))),
+        # Migration 0008: queued work by run and by problem (the claim), and a run's events in order.
+        Index("ix_samples_queued_run", "run_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
+        Index("ix_samples_queued_problem", "problem_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
+        Index("ix_samples_run_event", "run_id", "event", postgresql_where=text("event IS NOT NULL")),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
@@ -147,7 +160,7 @@ class Sample(Base):
     index: Mapped[int] = mapped_column(Integer)
     completion: Mapped[str] = mapped_column(Text)
 
-    state: Mapped[str] = mapped_column(String(16), server_default=text("'queued'"))
+    state: Mapped[str] = mapped_column(String(16), server_default=text(repr(str(SampleState.QUEUED))))
     attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     lease_owner: Mapped[str | None] = mapped_column(String(200))
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -235,7 +248,7 @@ class WorkerHeartbeat(Base):
 
 # Operations status (migration 0004): recent finishes and sandbox errors are range scans, not table scans.
 Index("ix_samples_finished_at", Sample.finished_at, postgresql_where=text("finished_at IS NOT NULL"))
-Index("ix_samples_sandbox_errors", Sample.finished_at, postgresql_where=text("verdict = 'sandbox_error'"))
+Index("ix_samples_sandbox_errors", Sample.finished_at, postgresql_where=text(_is("verdict", Verdict.SANDBOX_ERROR)))
 
 
 class IdempotencyRecord(Base):

@@ -22,7 +22,7 @@ import numpy as np
 
 from service.metrics.convert import diversity_out, groups_out, histogram_out, metric_out
 from service.metrics.schemas import GroupsOut, IntervalOut, KMetric
-from service.statistics.summary import Options, RunSummary, summarize
+from service.statistics.summary import Options, RunEstimates, summarize
 
 __all__ = ["ProblemRecord", "ReportError", "build_report", "read_problems", "render_table"]
 
@@ -153,7 +153,7 @@ def build_report(records: list[ProblemRecord], options: Options, *, source: str,
     ids = [r.problem_id for r in records]
     ns = np.array([r.n for r in records], dtype=np.int64)
     cs = np.array([r.c for r in records], dtype=np.int64)
-    summary: RunSummary = summarize(ids, ns, cs, options, [r.tags for r in records])
+    summary: RunEstimates = summarize(ids, ns, cs, options, [r.tags for r in records])
     known = [(r.distinct_programs, r.n) for r in records if r.distinct_programs is not None and r.n > 0]
     diversity = diversity_out(known)
     groups = groups_out(summary.groups, options.ks) if summary.groups is not None else None

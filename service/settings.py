@@ -23,6 +23,10 @@ class Settings(BaseSettings):
     # None means "start an embedded cluster under data_dir" (development only).
     database_url: str | None = None
     data_dir: str = ".passk"
+    # Where initdb/pg_ctl live for the embedded cluster (None: Debian's versioned dirs, then PATH).
+    pg_bin: str | None = None
+    # Tests and benches: a PostgreSQL server to create their databases on (None: a private embedded cluster).
+    test_database_url: str | None = None
 
     # Signs dashboard session cookies. Required (>= 32 chars) in production.
     secret_key: SecretStr | None = None

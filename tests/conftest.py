@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import shutil
 import tempfile
@@ -28,7 +27,7 @@ from service.auth.repository import create_key
 from service.database import make_async_engine
 from service.dependencies import get_session
 from service.embedded_postgres import EmbeddedPostgres
-from service.localstack import create_database
+from passk_dev.localstack import create_database
 from service.settings import Settings
 
 
@@ -43,7 +42,7 @@ def database_url() -> Iterator[str]:
     No skip: if PostgreSQL cannot start, every test errors with the reason.
     """
     server = None
-    base_url = os.environ.get("PASSK_TEST_DATABASE_URL")
+    base_url = Settings().test_database_url
     if not base_url:
         server = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="passk-test-pg-")))
         base_url = server.start()

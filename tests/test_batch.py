@@ -7,7 +7,8 @@ import uuid
 from sandbox.executor import Job, Outcome
 from sandbox.verdicts import Verdict
 from service.worker.batch import execute_batch
-from service.worker.queue import ClaimedSample, cache_key, cacheable, wall_timeout
+from service.worker.cache import cache_key, cacheable, wall_timeout
+from service.worker.queue import ClaimedSample
 
 RUN = uuid.uuid4()
 

@@ -17,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.auth import repository
 from service.auth.sessions import SESSION_COOKIE, verify_session
-from service.dependencies import APIError, SessionDep, get_settings, openapi_error
+from service.dependencies import SessionDep, get_settings, openapi_error
+from service.exceptions import APIError
 
 READ_METHODS = {"GET", "HEAD", "OPTIONS"}
 

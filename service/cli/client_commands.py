@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import io
 import json
 import logging
 import re
@@ -33,11 +34,17 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from service.client import TERMINAL_STATUSES, APIError, PasskClient, PasskError
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from service.client import TERMINAL_STATUSES, ErrorResponse, PasskClient, PasskError
 from service.formats import humaneval
 from service.formats.loader import FormatError, load_problems, load_samples
+from service.kvalues import ks_argument
 from service.runs.schemas import SAMPLE_METADATA
 from service.settings import Settings
+from service.states import RunState, SampleState
 
 DEFAULT_KS = (1, 10, 100)
 Command = Callable[[Settings, argparse.Namespace], int]
@@ -90,13 +97,7 @@ def _client(settings: Settings, args: argparse.Namespace) -> PasskClient:
 
 
 def _parse_ks(text: str) -> list[int]:
-    try:
-        ks = sorted({int(part) for part in text.split(",") if part.strip()})
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}") from None
-    if not ks or ks[0] < 1:
-        raise argparse.ArgumentTypeError(f"expected comma-separated positive integers, got {text!r}")
-    return ks
+    return sorted(ks_argument(text))
 
 
 def _note(message: str) -> None:
@@ -158,7 +159,7 @@ class ProgressBar:
         if rate is None and window >= self.RATE_WINDOW_S and done < total:
             rate = 0.0  # nothing finished for a whole window: say so rather than keep an old rate
         eta = (total - done) / rate if rate else None
-        leased = progress.get("by_state", {}).get("leased", 0)
+        leased = progress.get("by_state", {}).get(SampleState.LEASED, 0)
         fraction = done / total if total else 1.0
         filled = int(round(fraction * self.width))
         line = (
@@ -168,7 +169,7 @@ class ProgressBar:
             + f"  {run['status']}"
         )
         finished = run["status"] in TERMINAL_STATUSES
-        if run["status"] == "queued" and elapsed > self.IDLE_HINT_S and not self.hinted:
+        if run["status"] == RunState.QUEUED and elapsed > self.IDLE_HINT_S and not self.hinted:
             self.hinted = True  # the usual cause: a server started with `passk serve` and no worker
             self._print_above("no sample has started yet: is a worker running? (`passk worker`, or `passk up`)")
         if self.tty:
@@ -226,8 +227,16 @@ def _short_reason(reason: str) -> str:
 
 
 def _table(rows: Sequence[Sequence[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows)
+    """The first row as headers, columns two spaces apart (rich renders it; plain text, no colour)."""
+    header, *body = rows
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="", show_edge=False)
+    for name in header:
+        table.add_column(name, no_wrap=True)
+    for row in body:
+        table.add_row(*(Text(cell) for cell in row))
+    console = Console(file=io.StringIO(), width=100_000, color_system=None, force_terminal=False, highlight=False)
+    console.print(table)
+    return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines())  # type: ignore[attr-defined]
 
 
 def render_run(run: dict[str, Any]) -> str:
@@ -336,7 +345,7 @@ def _fetch_metrics(client: PasskClient, run_id: str, ks: Sequence[int] | None, *
         return client.metrics(run_id, ks, **params)
     try:
         return client.metrics(run_id, DEFAULT_KS, **params)
-    except APIError as exc:
+    except ErrorResponse as exc:
         n_min = _n_min_from(exc)
         if n_min is None:
             raise
@@ -346,7 +355,7 @@ def _fetch_metrics(client: PasskClient, run_id: str, ks: Sequence[int] | None, *
         return client.metrics(run_id, fitting, **params)
 
 
-def _n_min_from(exc: APIError) -> int | None:
+def _n_min_from(exc: ErrorResponse) -> int | None:
     if exc.status_code != 422 or not isinstance(exc.detail, list):
         return None
     for item in exc.detail:
@@ -466,7 +475,7 @@ def _finish(client: PasskClient, run_id: str, ks: Sequence[int] | None) -> int:
     except KeyboardInterrupt:
         _note(f"\nstopped waiting; the run continues on the server: passk status {run_id}")
         return 130
-    if run["status"] != "completed":
+    if run["status"] != RunState.COMPLETED:
         print(render_run(run))
         _note(f"run {run_id} ended {run['status']}")
         return 1
@@ -484,10 +493,10 @@ def cmd_status(settings: Settings, args: argparse.Namespace) -> int:
                 return _finish(client, run_id, args.k)
             # Already over: what --wait promises, the run and then its metrics.
             print(render_run(run))
-            if run["status"] == "completed":
+            if run["status"] == RunState.COMPLETED:
                 print()
                 print(render_metrics(_fetch_metrics(client, run_id, args.k)))
-            return 0 if run["status"] == "completed" else 1
+            return 0 if run["status"] == RunState.COMPLETED else 1
     print(render_run(run))
     return 0
 
@@ -542,7 +551,7 @@ def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]
     rows, skipped = [], Counter[str]()
     for sample in samples:
         verdict = sample.get("verdict")
-        if sample.get("state") != "done" or verdict is None:
+        if sample.get("state") != SampleState.DONE or verdict is None:
             skipped[sample.get("state") or "unfinished"] += 1
             continue
         if verdict == "sandbox_error":
@@ -653,7 +662,7 @@ def cmd_cancel(settings: Settings, args: argparse.Namespace) -> int:
         run_id = client.resolve_run(args.run)
         try:
             run = client.cancel_run(run_id)
-        except APIError as exc:
+        except ErrorResponse as exc:
             if exc.status_code == 409:
                 raise PasskError(f"run {run_id} has already ended; only queued or running runs can be cancelled") from None
             raise
@@ -789,7 +798,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     listing_runs = runs_sub.add_parser("list", parents=[server], help="runs, newest first, with filters")
     listing_runs.add_argument("--model", help="only this model")
     listing_runs.add_argument("--dataset", help="only this dataset (name or id)")
-    listing_runs.add_argument("--status", choices=("queued", "running", "completed", "failed", "cancelled"))
+    listing_runs.add_argument("--status", choices=tuple(RunState))
     listing_runs.add_argument("--tag", help="only runs with this tag")
     listing_runs.add_argument("--search", help="text in model, name, note, tags, dataset or id")
     listing_runs.add_argument("--archived", action="store_true", help="list archived runs too")

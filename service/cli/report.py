@@ -7,23 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from service.kvalues import ks_argument
 from service.settings import Settings
-
-MAX_KS = 32
-
-
-def _ks(raw: str) -> list[int]:
-    ks: list[int] = []
-    for part in raw.split(","):
-        token = part.strip()
-        if not token.isascii() or not token.isdigit() or int(token) < 1:
-            raise argparse.ArgumentTypeError(f"k must be comma-separated positive integers; {token!r} is not one")
-        if int(token) not in ks:
-            ks.append(int(token))
-    if len(ks) > MAX_KS:
-        raise argparse.ArgumentTypeError(f"at most {MAX_KS} values of k")
-    return ks
-
 
 def _confidence(raw: str) -> float:
     try:
@@ -83,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     report.add_argument("file", help="*_results.jsonl (optionally .gz) or a .csv of problem_id,n,c")
-    report.add_argument("-k", "--k", dest="k", type=_ks, default=[1], help="comma-separated k values (default 1), e.g. 1,10")
+    report.add_argument("-k", "--k", dest="k", type=ks_argument, default=[1], help="comma-separated k values (default 1), e.g. 1,10")
     report.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
     report.add_argument("--confidence", type=_confidence, default=0.95, help="interval coverage (default 0.95)")
     report.add_argument(

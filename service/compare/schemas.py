@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from service.metrics.schemas import FigureOut, IntervalMethod, IntervalOut
 from service.release.schemas import ReleaseEvaluation
-from service.runs.schemas import RunStatus
+from service.states import RunState
 
 
 class RunSide(BaseModel):
@@ -17,7 +17,7 @@ class RunSide(BaseModel):
     dataset_id: uuid.UUID
     model: str
     sampling: dict[str, Any] = Field(description="Sampling metadata of this run; the two runs are never pooled.")
-    status: RunStatus
+    status: RunState
     problems: int = Field(description="Problems of this run whose samples have all finished.")
     excluded_sandbox_errors: int = Field(description="Samples of the compared problems excluded from n.")
     n_min: int | None = Field(description="Smallest n over the compared problems.")

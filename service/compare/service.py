@@ -27,7 +27,7 @@ from service.compare.schemas import (
     ProblemDelta,
     RunSide,
 )
-from service.dependencies import Conflict, InvalidInput
+from service.exceptions import Conflict, InvalidInput
 from service.metrics.convert import figure_out, interval_out
 from service.metrics.service import ProblemCounts, load_counts, load_sample_columns
 from service.models import Run

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
 from service.models import Dataset, Problem, Run, Sample
+from service.states import SampleState
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ async def problem_view(session: AsyncSession, run: RunHeader, key: str) -> Probl
         label = verdict if verdict is not None else state
         counted[label] = counted.get(label, 0) + count
     # Verdicts in their usual order, then unfinished states.
-    order = [v.value for v in Verdict] + ["queued", "leased", "cancelled"]
+    order = [v.value for v in Verdict] + [SampleState.QUEUED, SampleState.LEASED, SampleState.CANCELLED]
     verdicts = {label: counted[label] for label in order if label in counted}
     return ProblemView(
         key=key,

@@ -11,10 +11,10 @@ import hashlib
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -97,6 +97,25 @@ def _gate(request: Request, principal: Principal | None) -> Response | None:
     return None
 
 
+class PageDenied(Exception):
+    """Raised by a page's dependency: the response to send instead of the page (login, 403)."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+async def _reader(request: Request, session: SessionDep) -> Principal:
+    """Every page's gate: the viewer, who must be logged in with the 'read' scope."""
+    principal = await _viewer(request, session)
+    if (denied := _gate(request, principal)) is not None:
+        raise PageDenied(denied)
+    return principal  # type: ignore[return-value]
+
+
+ReaderDep = Annotated[Principal, Depends(_reader)]
+
+
 def _not_found(request: Request, principal: Principal, message: str) -> HTMLResponse:
     return _render(request, "error.html", {"viewer": principal, "title": "Not found", "message": message}, 404)
 
@@ -108,47 +127,35 @@ async def login_page(request: Request, session: SessionDep, next: str | None = N
 
 
 @router.get("/", response_class=HTMLResponse)
-async def runs_page(request: Request, session: SessionDep) -> Response:
-    principal = await _viewer(request, session)
-    if (denied := _gate(request, principal)) is not None:
-        return denied
+async def runs_page(request: Request, session: SessionDep, principal: ReaderDep) -> Response:
     datasets, models = await queries.filter_options(session)
     return _render(request, "runs.html", {"viewer": principal, "boot": {"datasets": datasets, "models": models}})
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
-async def run_page(request: Request, run_id: str, session: SessionDep) -> Response:
-    principal = await _viewer(request, session)
-    if (denied := _gate(request, principal)) is not None:
-        return denied
+async def run_page(request: Request, run_id: str, session: SessionDep, principal: ReaderDep) -> Response:
     run = await _run_or_none(session, run_id)
     if run is None:
-        return _not_found(request, principal, f"No run {run_id}.")  # type: ignore[arg-type]
+        return _not_found(request, principal, f"No run {run_id}.")
     boot = {"run_id": str(run.id), "dataset_name": run.dataset_name, "problem_count": run.problem_count}
     return _render(request, "run.html", {"viewer": principal, "run": run, "boot": boot})
 
 
 @router.get("/runs/{run_id}/problems/{problem_id:path}", response_class=HTMLResponse)
-async def problem_page(request: Request, run_id: str, problem_id: str, session: SessionDep) -> Response:
-    principal = await _viewer(request, session)
-    if (denied := _gate(request, principal)) is not None:
-        return denied
+async def problem_page(request: Request, run_id: str, problem_id: str, session: SessionDep, principal: ReaderDep) -> Response:
     run = await _run_or_none(session, run_id)
     if run is None:
-        return _not_found(request, principal, f"No run {run_id}.")  # type: ignore[arg-type]
+        return _not_found(request, principal, f"No run {run_id}.")
     problem = await queries.problem_view(session, run, problem_id)
     if problem is None:
-        return _not_found(request, principal, f"Problem {problem_id!r} is not in dataset {run.dataset_name}.")  # type: ignore[arg-type]
+        return _not_found(request, principal, f"Problem {problem_id!r} is not in dataset {run.dataset_name}.")
     boot = {"run_id": str(run.id), "problem_id": problem.key, "prompt": problem.prompt, "test": problem.test,
             "entry_point": problem.entry_point, "verdicts": problem.verdicts, "total": problem.total}
     return _render(request, "problem.html", {"viewer": principal, "run": run, "problem": problem, "boot": boot})
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
-async def leaderboard_page(request: Request, session: SessionDep) -> Response:
-    principal = await _viewer(request, session)
-    if (denied := _gate(request, principal)) is not None:
-        return denied
+async def leaderboard_page(request: Request, session: SessionDep, principal: ReaderDep) -> Response:
     datasets, _ = await queries.filter_options(session)
     return _render(request, "leaderboard.html", {"viewer": principal, "boot": {"datasets": datasets}})
 
@@ -157,14 +164,12 @@ async def leaderboard_page(request: Request, session: SessionDep) -> Response:
 async def compare_page(
     request: Request,
     session: SessionDep,
+    principal: ReaderDep,
     base: str | None = None,
     candidate: str | None = None,
     k: str | None = None,
     intersection: bool = False,
 ) -> Response:
-    principal = await _viewer(request, session)
-    if (denied := _gate(request, principal)) is not None:
-        return denied
     datasets, _ = await queries.filter_options(session)
     boot = {"base": base or "", "candidate": candidate or "", "k": k or "1", "intersection": intersection, "datasets": datasets}
     return _render(request, "compare.html", {"viewer": principal, "boot": boot})
@@ -199,7 +204,12 @@ class AssetFiles(StaticFiles):
         return response
 
 
+async def _denied(request: Request, exc: Exception) -> Response:
+    return exc.response  # type: ignore[attr-defined]
+
+
 def install(app: FastAPI) -> None:
     """Add the pages and /static to the app (one call from create_app)."""
     app.include_router(router)
+    app.add_exception_handler(PageDenied, _denied)
     app.mount("/static", AssetFiles(directory=STATIC_DIR), name="static")

@@ -12,8 +12,10 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.dependencies import APIError, openapi_error
+from service.dependencies import openapi_error
+from service.exceptions import APIError
 from service.settings import Settings
+from service.states import RunState, SampleState
 
 # Any fixed 64-bit number; only admission uses it.
 ADMISSION_LOCK = 0x7061_736B_0013
@@ -44,11 +46,13 @@ async def admit(session: AsyncSession, settings: Settings, api_key_id: uuid.UUID
         await session.execute(
             text(
                 """
-                SELECT (SELECT count(*) FROM samples WHERE state = 'queued') AS total,
+                SELECT (SELECT count(*) FROM samples WHERE state = '{sample_queued}') AS total,
                        (SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id
-                        WHERE s.state = 'queued' AND r.status IN ('queued', 'running')
+                        WHERE s.state = '{sample_queued}' AND r.status IN ('{run_queued}', '{run_running}')
                           AND r.api_key_id IS NOT DISTINCT FROM :key) AS mine
-                """
+                """.format(
+                    sample_queued=SampleState.QUEUED, run_queued=RunState.QUEUED, run_running=RunState.RUNNING
+                )
             ),
             {"key": api_key_id},
         )

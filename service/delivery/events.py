@@ -26,8 +26,9 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy import text
 
-from service.delivery.states import FINAL_RUN_STATUSES, RunEvent
-from service.dependencies import NotFound
+from service.delivery.states import RunEvent
+from service.exceptions import NotFound
+from service.states import FINAL_RUN_STATES
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,7 @@ async def event_stream(request: Request, run_id: uuid.UUID, after: int) -> Respo
     run, _ = await _read(app, run_id, after)
     if run is None:
         raise NotFound("run", run_id)
-    if run.status in FINAL_RUN_STATUSES and after > run.events:
+    if run.status in FINAL_RUN_STATES and after > run.events:
         return Response(status_code=204)  # the end event was delivered: nothing more will come
     watch = notifier(app)
 
@@ -177,7 +178,7 @@ async def event_stream(request: Request, run_id: uuid.UUID, after: int) -> Respo
                     quiet_since = time.monotonic()
                 if len(rows) == PAGE:
                     continue
-                if run.status in FINAL_RUN_STATUSES:
+                if run.status in FINAL_RUN_STATES:
                     yield _frame(run.events + 1, RunEvent.END, await _end_data(app, run_id))
                     return
                 if await request.is_disconnected():
@@ -208,7 +209,7 @@ async def wait_for_run_end(app: FastAPI, run_id: uuid.UUID, timeout_s: float, fu
             wake.clear()
             async with app.state.sessionmaker() as session:
                 status = (await session.execute(_RUN, {"id": run_id})).one_or_none()
-                if status is not None and status.status in FINAL_RUN_STATUSES:
+                if status is not None and status.status in FINAL_RUN_STATES:
                     return await run_service.get(session, app.state.settings, run_id) if full else status.status
             left = deadline - time.monotonic()
             if status is None or left <= 0:

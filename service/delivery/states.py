@@ -27,5 +27,3 @@ class RunEvent(StrEnum):
     SAMPLE = "sample"
     END = "end"
 
-
-FINAL_RUN_STATUSES = ("completed", "failed", "cancelled")

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service.models import Dataset, Problem, Run, Sample
-from service.runs.repository import PENDING_STATES
+from service.states import OPEN_SAMPLE_STATES, SampleState
 
 _CONTENT_DIGEST = (
     "md5((to_jsonb(problems) - 'id' - 'dataset_id' - 'position' - 'key' - 'tags' - 'canonical_solution')::text)"
@@ -46,7 +46,7 @@ class MetricsRepository:
         columns: list[Any] = [
             Sample.problem_id,
             func.count().label("total"),
-            func.count().filter(Sample.state.in_(PENDING_STATES)).label("pending"),
+            func.count().filter(Sample.state.in_(OPEN_SAMPLE_STATES)).label("pending"),
             *(func.count().filter(Sample.verdict == v.value).label(v.value) for v in Verdict),
         ]
         if distinct_programs:
@@ -76,7 +76,7 @@ class MetricsRepository:
             .join(Problem, Problem.id == Sample.problem_id)
             .where(
                 Sample.run_id == run_id,
-                Sample.state == "done",
+                Sample.state == SampleState.DONE,
                 Sample.verdict.in_([v.value for v in MODEL_VERDICTS]),
                 or_(*(column.is_not(None) for column in metadata)),
             )

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.runs.schemas import Coverage, RunStatus, VerdictCounts
+from service.runs.schemas import Coverage, VerdictCounts
+from service.states import RunState
 
 _INTERVAL_EXAMPLE = {
     "estimate": 0.412,
@@ -251,7 +252,7 @@ class RunMetrics(BaseModel):
     dataset_id: uuid.UUID
     model: str
     sampling: dict[str, Any]
-    status: RunStatus
+    status: RunState
     partial: bool = Field(description="True while some problems have samples that have not finished.")
     problems: int = Field(description="Problems the metrics are computed over (finished ones).")
     problems_finished: int

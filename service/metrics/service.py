@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -13,7 +12,8 @@ import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
-from service.dependencies import InvalidInput, NotFound
+from service import kvalues
+from service.exceptions import InvalidInput, NotFound
 from service.metrics.convert import (
     calibration_out,
     diversity_out,
@@ -35,10 +35,9 @@ from service.statistics import KTooLarge, per_problem_estimates
 from service.statistics.calibration import CalibrationSummary, calibration_summary
 from service.statistics.groups import TooManyGroups
 from service.statistics.operating import OperatingSummary, SampleColumns, operating_summary
-from service.statistics.summary import Options, RunSummary, canonical_order, summarize
+from service.states import RunState
+from service.statistics.summary import Options, RunEstimates, canonical_order, summarize
 
-MAX_KS = 32
-_K = re.compile(r"[0-9]{1,9}")  # ASCII only, and short enough that int() cannot blow up
 # Below this mean share of distinct programs per problem, the n samples are far from n draws.
 LOW_DIVERSITY = 0.5
 
@@ -75,17 +74,11 @@ class ProblemCounts:
 
 
 def parse_ks(raw: str) -> list[int]:
-    """'1,10,100' -> [1, 10, 100] (order kept, duplicates dropped)."""
-    ks: list[int] = []
-    for part in raw.split(","):
-        token = part.strip()
-        if not _K.fullmatch(token) or int(token) < 1:
-            raise InvalidInput(["query", "k"], f"k must be comma-separated positive integers; {token!r} is not one", raw)
-        if int(token) not in ks:
-            ks.append(int(token))
-    if len(ks) > MAX_KS:
-        raise InvalidInput(["query", "k"], f"at most {MAX_KS} values of k per request", raw)
-    return ks
+    """'1,10,100' -> [1, 10, 100]; a 422 naming the query parameter otherwise."""
+    try:
+        return kvalues.parse_ks(raw)
+    except ValueError as exc:
+        raise InvalidInput(["query", "k"], str(exc), raw) from None
 
 
 async def load_counts(
@@ -165,7 +158,7 @@ def sample_figures(
     return operating, calibration
 
 
-def _summarize(problems: Sequence[ProblemCounts], options: Options) -> RunSummary:
+def _summarize(problems: Sequence[ProblemCounts], options: Options) -> RunEstimates:
     ids = [p.key for p in problems]
     ns = np.fromiter((p.n for p in problems), dtype=np.int64, count=len(problems))
     cs = np.fromiter((p.c for p in problems), dtype=np.int64, count=len(problems))
@@ -179,7 +172,7 @@ async def run_metrics(
     run, _, counts = await load_counts(session, run_id, distinct_programs=diversity)
     finished = [p for p in counts if p.finished]
     partial_ = len(finished) < len(counts)
-    summary: RunSummary | None = None
+    summary: RunEstimates | None = None
     if finished:
         try:
             # Bootstrapping 1,000 problems x 10,000 resamples is tens of ms of numpy: keep it off the event loop.
@@ -207,7 +200,7 @@ async def run_metrics(
             f"partial: computed over the {len(finished)} of {len(counts)} problems whose samples have all "
             "finished; the estimate may move as the rest finish"
         )
-        if run.status == "cancelled":
+        if run.status == RunState.CANCELLED:
             note += " (the run was cancelled: problems none of whose samples got a verdict are left out)"
     warnings = list(summary.warnings) if summary else []
     diversity_summary = _diversity(finished)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4 as PROMETHEUS_CONTENT_TYPE
 
 from service.dependencies import SessionDep
 from service.ops import service as ops_service
 from service.ops.schemas import Status
 
 router = APIRouter(tags=["operations"])
-
-PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 async def _figures(request: Request, session: SessionDep) -> ops_service.Figures:
@@ -42,6 +41,6 @@ async def get_status(request: Request, session: SessionDep) -> Status:
     description="Needs the read scope like /v1: give the scraper an API key (`authorization: Bearer ...`).",
     responses={200: {"content": {PROMETHEUS_CONTENT_TYPE: {}}}},
 )
-async def get_metrics(request: Request, session: SessionDep) -> PlainTextResponse:
-    body = ops_service.prometheus(await _figures(request, session))
+async def get_prometheus(request: Request, session: SessionDep) -> PlainTextResponse:
+    body = ops_service.exposition(await _figures(request, session))
     return PlainTextResponse(body, media_type=PROMETHEUS_CONTENT_TYPE)

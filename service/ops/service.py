@@ -11,25 +11,30 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from prometheus_client import generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from sandbox.verdicts import Verdict
 from service.ops.schemas import QueueDepth, RunCounts, SandboxErrors, Status, Workers
+from service.states import SampleState
 
 _FIGURES = text(
-    """
+    f"""
     SELECT
-        (SELECT count(*) FROM samples WHERE state = 'queued') AS queued,
-        (SELECT count(*) FROM samples WHERE state = 'leased') AS leased,
-        (SELECT count(*) FROM samples WHERE state = 'leased' AND lease_expires_at < now()) AS expired_leases,
+        (SELECT count(*) FROM samples WHERE state = '{SampleState.QUEUED}') AS queued,
+        (SELECT count(*) FROM samples WHERE state = '{SampleState.LEASED}') AS leased,
+        (SELECT count(*) FROM samples WHERE state = '{SampleState.LEASED}' AND lease_expires_at < now()) AS expired_leases,
         (SELECT count(*) FROM samples
             WHERE finished_at IS NOT NULL AND finished_at > now() - interval '1 minute') AS finished_last_minute,
         (SELECT count(*) FROM samples
-            WHERE verdict = 'sandbox_error' AND finished_at > now() - interval '1 hour') AS sandbox_errors_last_hour,
-        (SELECT count(*) FROM samples WHERE verdict = 'sandbox_error') AS sandbox_errors_total,
-        (SELECT coalesce(json_object_agg(status, n), '{}'::json)
+            WHERE verdict = '{Verdict.SANDBOX_ERROR}' AND finished_at > now() - interval '1 hour') AS sandbox_errors_last_hour,
+        (SELECT count(*) FROM samples WHERE verdict = '{Verdict.SANDBOX_ERROR}') AS sandbox_errors_total,
+        (SELECT coalesce(json_object_agg(status, n), '{{}}'::json)
             FROM (SELECT status, count(*) AS n FROM runs GROUP BY status) AS by_status) AS runs,
         (SELECT coalesce(json_agg(json_build_array(owner, threads, processed, sandbox_errors) ORDER BY owner), '[]'::json)
             FROM worker_heartbeats WHERE expires_at > now()) AS workers,
@@ -91,51 +96,51 @@ async def compute(session: AsyncSession) -> Figures:
     return Figures(status=status, workers=workers)
 
 
-def _label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+class _Exposition:
+    """The figures as Prometheus metric families (a prometheus_client collector over one snapshot)."""
+
+    def __init__(self, figures: Figures) -> None:
+        self.figures = figures
+
+    def collect(self) -> Iterator[Metric]:
+        status, workers = self.figures.status, self.figures.workers
+        yield GaugeMetricFamily("passk_queue_queued", "Samples waiting for a worker.", value=status.queue.queued)
+        yield GaugeMetricFamily("passk_queue_leased", "Samples held by a worker.", value=status.queue.leased)
+        yield GaugeMetricFamily(
+            "passk_queue_expired_leases", "Leased samples whose lease expired (worker lost).", value=status.queue.expired_leases
+        )
+        yield GaugeMetricFamily(
+            "passk_samples_finished_last_minute", "Samples that got their final verdict in the last minute.",
+            value=status.finished_last_minute,
+        )
+        yield GaugeMetricFamily(
+            "passk_sandbox_errors_last_hour", "Samples with a final sandbox_error verdict in the last hour.",
+            value=status.sandbox_errors.last_hour,
+        )
+        yield GaugeMetricFamily(
+            "passk_sandbox_errors", "Samples with a final sandbox_error verdict, all stored runs.",
+            value=status.sandbox_errors.total,
+        )
+        runs = GaugeMetricFamily("passk_runs", "Runs by status.", labels=["status"])
+        for name, count in status.runs.model_dump().items():
+            runs.add_metric([name], count)
+        yield runs
+        yield GaugeMetricFamily("passk_workers_live", "Worker processes with a live heartbeat.", value=status.workers.live)
+        yield GaugeMetricFamily("passk_worker_threads_live", "Parallel sandboxes of the live workers.", value=status.workers.threads)
+        processed = CounterMetricFamily(
+            "passk_worker_processed", "Samples a live worker recorded since it started.", labels=["worker"]
+        )
+        errors = CounterMetricFamily(
+            "passk_worker_sandbox_errors", "Sandbox errors a live worker met since it started (retried ones included).",
+            labels=["worker"],
+        )
+        for worker in workers:
+            processed.add_metric([worker.owner], worker.processed)
+            errors.add_metric([worker.owner], worker.sandbox_errors)
+        yield processed
+        yield errors
 
 
-def prometheus(figures: Figures) -> str:
-    """The same figures in the Prometheus text exposition format (version 0.0.4)."""
-    status = figures.status
-    lines: list[str] = []
-
-    def metric(name: str, kind: str, help_: str, samples: list[tuple[str, float]]) -> None:
-        lines.append(f"# HELP {name} {help_}")
-        lines.append(f"# TYPE {name} {kind}")
-        lines.extend(f"{name}{labels} {value:g}" for labels, value in samples)
-
-    metric("passk_queue_queued", "gauge", "Samples waiting for a worker.", [("", status.queue.queued)])
-    metric("passk_queue_leased", "gauge", "Samples held by a worker.", [("", status.queue.leased)])
-    metric(
-        "passk_queue_expired_leases", "gauge", "Leased samples whose lease expired (worker lost).",
-        [("", status.queue.expired_leases)],
-    )
-    metric(
-        "passk_samples_finished_last_minute", "gauge", "Samples that got their final verdict in the last minute.",
-        [("", status.finished_last_minute)],
-    )
-    metric(
-        "passk_sandbox_errors_last_hour", "gauge", "Samples with a final sandbox_error verdict in the last hour.",
-        [("", status.sandbox_errors.last_hour)],
-    )
-    metric(
-        "passk_sandbox_errors", "gauge", "Samples with a final sandbox_error verdict, all stored runs.",
-        [("", status.sandbox_errors.total)],
-    )
-    metric(
-        "passk_runs", "gauge", "Runs by status.",
-        [(f'{{status="{name}"}}', count) for name, count in status.runs.model_dump().items()],
-    )
-    metric("passk_workers_live", "gauge", "Worker processes with a live heartbeat.", [("", status.workers.live)])
-    metric("passk_worker_threads_live", "gauge", "Parallel sandboxes of the live workers.", [("", status.workers.threads)])
-    metric(
-        "passk_worker_processed_total", "counter", "Samples a live worker recorded since it started.",
-        [(f'{{worker="{_label(w.owner)}"}}', w.processed) for w in figures.workers],
-    )
-    metric(
-        "passk_worker_sandbox_errors_total", "counter",
-        "Sandbox errors a live worker met since it started (retried ones included).",
-        [(f'{{worker="{_label(w.owner)}"}}', w.sandbox_errors) for w in figures.workers],
-    )
-    return "\n".join(lines) + "\n"
+def exposition(figures: Figures) -> bytes:
+    """The same figures in the Prometheus text exposition format (version 0.0.4), by prometheus_client."""
+    return generate_latest(_Exposition(figures))  # type: ignore[arg-type]

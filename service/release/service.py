@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.compare.schemas import Comparison
 from service.compare.service import CompareOptions, compare_runs
-from service.dependencies import Conflict, NotFound
+from service.exceptions import Conflict, NotFound
 from service.models import ReleaseRule, Run
 from service.release.repository import ReleaseRuleRepository
 from service.runs.repository import RunRepository

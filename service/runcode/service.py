@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sandbox.verdicts import Verdict
 from service.datasets.repository import DatasetRepository
 from service.delivery.states import RunPriority
-from service.dependencies import InvalidInput
+from service.exceptions import InvalidInput
 from service.formats.run import completion_for
 from service.models import Dataset, Sample
 from service.runcode.schemas import (

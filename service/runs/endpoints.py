@@ -17,10 +17,11 @@ from service.datasets.schemas import StorableStr
 from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import event_stream, wait_for_run_end
 from service.dependencies import SessionDep, SettingsDep, commit_now, openapi_422, openapi_error
-from service.dependencies import InvalidInput
+from service.exceptions import InvalidInput
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
-from service.runs.schemas import RunCreate, RunList, RunRead, RunStatus, RunUpdate, SamplePage
+from service.runs.schemas import RunCreate, RunList, RunRead, RunUpdate, SamplePage
+from service.states import RunState
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
 
@@ -105,7 +106,7 @@ async def list_runs(
     settings: SettingsDep,
     dataset_id: Annotated[uuid.UUID | None, Query(description="Only runs of this dataset")] = None,
     model: Annotated[StorableStr | None, Query(max_length=300, description="Only runs of this model")] = None,
-    status: Annotated[RunStatus | None, Query(description="Only runs in this state")] = None,
+    status: Annotated[RunState | None, Query(description="Only runs in this state")] = None,
     tag: Annotated[StorableStr | None, Query(max_length=100, description="Only runs with this tag")] = None,
     archived: Annotated[
         Literal["exclude", "include", "only"],

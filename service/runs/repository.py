@@ -13,12 +13,12 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service.models import Dataset, Problem, Run, Sample, WebhookDelivery
+from service.states import RunState, SampleState
 
 _COPY_SAMPLES = (
     'COPY samples (run_id, problem_id, "index", completion, cost, latency_ms, input_tokens, output_tokens, '
     "confidence, steps) FROM STDIN"
 )
-PENDING_STATES = ("queued", "leased")
 
 _SAMPLE_COLUMNS = (
     Sample.id, Problem.key.label("problem_id"), Sample.index, Sample.state, Sample.verdict, Sample.attempts,
@@ -168,29 +168,9 @@ class RunRepository:
         )
         return (await self.session.execute(statement)).all()
 
-    async def problem_counts(self, run_id: uuid.UUID) -> Sequence[Row[Any]]:
-        """Per problem in dataset order: key, total, pending and one count per verdict, in one query."""
-        per_problem = (
-            select(
-                Sample.problem_id,
-                func.count().label("total"),
-                func.count().filter(Sample.state.in_(PENDING_STATES)).label("pending"),
-                *(func.count().filter(Sample.verdict == v.value).label(v.value) for v in Verdict),
-            )
-            .where(Sample.run_id == run_id)
-            .group_by(Sample.problem_id)
-            .subquery()
-        )
-        statement = (
-            select(Problem.key, *(c for c in per_problem.c if c.name != "problem_id"))
-            .join(per_problem, per_problem.c.problem_id == Problem.id)
-            .order_by(Problem.position)
-        )
-        return (await self.session.execute(statement)).all()
-
     async def cancel_queued_samples(self, run_id: uuid.UUID) -> None:
         # Leased samples are left to finish: their worker owns them until it reports.
-        statement = update(Sample).where(Sample.run_id == run_id, Sample.state == "queued").values(state="cancelled")
+        statement = update(Sample).where(Sample.run_id == run_id, Sample.state == SampleState.QUEUED).values(state=SampleState.CANCELLED)
         await self.session.execute(statement.execution_options(synchronize_session=False))
 
     async def mark_cancelled(self, run: Run) -> None:
@@ -198,7 +178,7 @@ class RunRepository:
         statement = (
             update(table)
             .where(table.c.id == run.id)
-            .values(status="cancelled", finished_at=func.clock_timestamp())
+            .values(status=RunState.CANCELLED, finished_at=func.clock_timestamp())
             .returning(table.c.status, table.c.finished_at)
         )
         status, finished_at = (await self.session.execute(statement)).one()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -17,11 +16,10 @@ from pydantic import (
 )
 
 from sandbox.verdicts import Verdict
-from service.datasets.schemas import Key, PositiveMB, PositiveSeconds, StorableStr
+from service.datasets.schemas import Key, PositiveMB, PositiveSeconds, StorableStr, _jsonb_storable
 from service.delivery.states import CallbackState, RunPriority
+from service.states import RunState, SampleState
 
-RunStatus = Literal["queued", "running", "completed", "failed", "cancelled"]
-SampleState = Literal["queued", "leased", "done", "cancelled"]
 # Strict so the stored sampling is what was sent: 1 stays 1, "0.7" is refused rather than converted.
 NonNegative = Annotated[StrictInt, Field(ge=0)] | Annotated[StrictFloat, Field(ge=0, allow_inf_nan=False)]
 UnitInterval = Annotated[StrictInt, Field(gt=0, le=1)] | Annotated[StrictFloat, Field(gt=0, le=1)]
@@ -30,26 +28,6 @@ Count = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
 Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code, e.g. `USD`.")]
 # Sent per sample, stored, returned with the samples and exported; metrics and comparisons use them.
 SAMPLE_METADATA = ("cost", "latency_ms", "input_tokens", "output_tokens", "confidence", "steps")
-
-
-def _check_json(value: Any, path: str) -> None:
-    """Extra sampling keys go to JSONB verbatim, which rejects NUL and NaN/Infinity (json.loads accepts them)."""
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise ValueError(f"{path}: strings must not contain NUL (\\u0000)")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValueError(f"{path}: string contains a lone surrogate") from None
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{path}: numbers must be finite")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_json(key, path)
-            _check_json(item, f"{path}.{key}")
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            _check_json(item, f"{path}[{position}]")
 
 
 class Sampling(BaseModel):
@@ -70,8 +48,9 @@ class Sampling(BaseModel):
     @model_validator(mode="after")
     def _storable_extras(self) -> Sampling:
         for key, value in (self.__pydantic_extra__ or {}).items():
-            _check_json(key, "sampling")
-            _check_json(value, f"sampling.{key}")
+            # Stored in JSONB verbatim: the one JSONB check, the datasets' (cases and the like).
+            _jsonb_storable(key, "sampling")
+            _jsonb_storable(value, f"sampling.{key}")
         return self
 
     def stored(self) -> dict[str, Any]:
@@ -217,7 +196,7 @@ class RunSummary(BaseModel):
     dataset_id: uuid.UUID
     model: str
     sampling: dict[str, Any]
-    status: RunStatus
+    status: RunState
     sample_count: int
     dataset_name: str
     problem_count: int = Field(description="Problems of the dataset the run has samples for.")

@@ -14,7 +14,7 @@ from service.datasets.repository import DatasetRepository
 from service.datasets.service import check_limits
 from service.delivery.admission import admit
 from service.delivery.targets import RefusedTarget, check_target
-from service.dependencies import Conflict, InvalidInput, NotFound
+from service.exceptions import Conflict, InvalidInput, NotFound
 from service.models import Run
 from service.runs.repository import DatasetHeader, RunRepository
 from service.runs.schemas import (
@@ -34,8 +34,8 @@ from service.runs.schemas import (
     WebhookAttempt,
 )
 from service.settings import Settings
+from service.states import RunState, SampleState
 
-_FINISHED = ("completed", "failed")
 T = TypeVar("T")
 
 
@@ -80,7 +80,7 @@ def _progress(counts: Sequence[tuple[str, str | None, int]]) -> Progress:
             by_verdict[verdict] += count
     return Progress(
         total=sum(by_state.values()),
-        done=by_state["done"],
+        done=by_state[SampleState.DONE],
         passed=by_verdict[Verdict.PASSED.value],
         by_verdict=VerdictCounts(**by_verdict),
         by_state=StateCounts(**by_state),
@@ -229,9 +229,9 @@ async def cancel(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -
     run = await repository.get(run_id, for_update=True)
     if run is None:
         raise NotFound("run", run_id)
-    if run.status in _FINISHED:
+    if run.status in (RunState.COMPLETED, RunState.FAILED):
         raise Conflict(f"run {run_id} is already {run.status}; only queued or running runs can be cancelled")
-    if run.status != "cancelled":
+    if run.status != RunState.CANCELLED:
         await repository.cancel_queued_samples(run_id)
         await repository.mark_cancelled(run)
         await repository.notify_run_ended(run)

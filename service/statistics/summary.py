@@ -31,7 +31,7 @@ __all__ = [
     "KBound",
     "KSummary",
     "Options",
-    "RunSummary",
+    "RunEstimates",
     "pass_rate_histogram",
     "summarize",
 ]
@@ -93,7 +93,7 @@ class KBound:
 
 
 @dataclass(frozen=True)
-class RunSummary:
+class RunEstimates:
     problems: int
     samples: int
     n_min: int
@@ -155,7 +155,7 @@ def summarize(
     cs: np.ndarray,
     options: Options,
     tags: Sequence[Sequence[str]] | None = None,
-) -> RunSummary:
+) -> RunEstimates:
     """The full per-run report. Raises KTooLarge if a k exceeds the smallest n (n = 0 included).
 
     Independent of the order of the problems (see canonical_order).
@@ -196,7 +196,7 @@ def summarize(
             columns, tags if tags is not None else [[] for _ in ids], tag_prefix=options.tag_prefix,
             resamples=resamples, confidence=confidence, seed=seed, method=method,
         )
-    return RunSummary(
+    return RunEstimates(
         problems=int(ns_arr.size),
         samples=int(ns_arr.sum()),
         n_min=int(ns_arr.min()),

@@ -7,7 +7,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from service.dependencies import InvalidInput, SessionDep, openapi_error
+from service.dependencies import SessionDep, openapi_error
+from service.exceptions import InvalidInput
 from service.metrics.schemas import IntervalMethod
 from service.metrics.service import parse_ks
 from service.statistics import MAX_RESAMPLES

@@ -11,7 +11,7 @@ import anyio.to_thread
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.dependencies import Conflict, InvalidInput
+from service.exceptions import Conflict, InvalidInput
 from service.metrics.convert import interval_out
 from service.metrics.service import ProblemCounts, load_counts
 from service.statistics import per_problem_estimates

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 
 from sandbox.executor import Job, Outcome
 from sandbox.verdicts import Verdict
-from service.worker.queue import ClaimedSample, wall_timeout
+from service.worker.cache import wall_timeout
+from service.worker.queue import ClaimedSample
 
 
 @dataclass

@@ -13,26 +13,34 @@ import socket
 import threading
 import time
 import uuid
+from datetime import timedelta
 from types import FrameType
 
 import docker
-from sqlalchemy import text
+from sqlalchemy import delete, func, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, wait_incrementing
 
 from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
 from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
 from sandbox.verdicts import Verdict
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.models import Run, WorkerHeartbeat
 from service.settings import Settings
-from service.worker import queue
+from service.states import RunState
+from service.worker import queue, results
+from service.worker.cache import lookup_cache
 from service.worker.batch import Rerun, execute_batch
 from service.worker.gate import ExclusiveGate
 from service.worker.lane import RerunQueue
 from service.worker.wakeup import Wakeup, listen
 
 log = logging.getLogger(__name__)
+
+runs, heartbeats = Run.__table__, WorkerHeartbeat.__table__
 
 SWEEP_EVERY_S = 60.0
 RECLAIM_EVERY_S = 5.0
@@ -169,7 +177,7 @@ class Worker:
                 session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
                 cfg.default_memory_mb, self.image_id, first,
             )
-            hits = queue.lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
+            hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         if not claimed:
             return False
         ids = {sample.id for sample in claimed}
@@ -316,21 +324,28 @@ class Worker:
     ) -> None:
         # Results are worth keeping until the database is back: losing them means running the programs again.
         # Only a stopping worker gives up; its leases then expire and the samples run elsewhere.
-        attempt = 0
-        while True:
-            try:
-                with transaction(self.sessions) as session:
-                    queue.record_outcomes(
+        def failed(state: RetryCallState) -> None:
+            log.error(
+                "could not record %d results (attempt %d): %s",
+                len(claimed) + len(skipped), state.attempt_number, state.outcome.exception() if state.outcome else None,
+            )
+
+        retrying = Retrying(
+            retry=retry_if_exception_type((OperationalError, DBAPIError)),
+            stop=lambda state: self.stopping.is_set() and state.attempt_number >= 5,
+            wait=wait_incrementing(start=2.0, increment=1.0, max=5.0),  # 2, 3, 4, 5, 5, ... s
+            after=failed,
+        )
+        try:
+            for attempt in retrying:
+                with attempt, transaction(self.sessions) as session:
+                    results.record_outcomes(
                         session, self.owner, claimed, outcomes, self.settings.max_attempts, cached_ids, rerun_ids
                     )
                     queue.release_cancelled(session, self.owner, skipped)
-                return
-            except (OperationalError, DBAPIError) as exc:
-                attempt += 1
-                log.error("could not record %d results (attempt %d): %s", len(claimed) + len(skipped), attempt, exc)
-                if self.stopping.is_set() and attempt >= 5:
-                    break
-                time.sleep(min(1.0 + attempt, 5.0))
+            return
+        except RetryError:
+            pass
         log.error("gave up recording %d results; their leases will expire and they will run again", len(claimed))
 
     # -- the Docker engine
@@ -364,30 +379,27 @@ class Worker:
         with self._lock:
             processed, errors = self.processed, self.sandbox_errors
         with transaction(self.sessions) as session:
-            session.execute(
-                text(
-                    """
-                    INSERT INTO worker_heartbeats
-                        (owner, hostname, pid, threads, started_at, seen_at, expires_at, processed, sandbox_errors)
-                    VALUES (:owner, :host, :pid, :threads, now(), now(), now() + make_interval(secs => :ttl),
-                            :processed, :errors)
-                    ON CONFLICT (owner) DO UPDATE SET seen_at = now(), expires_at = EXCLUDED.expires_at,
-                        processed = EXCLUDED.processed, sandbox_errors = EXCLUDED.sandbox_errors
-                    """
-                ),
-                {
-                    "owner": self.owner, "host": socket.gethostname()[:200], "pid": os.getpid(),
-                    "threads": self.concurrency, "ttl": tick_s * HEARTBEAT_TICKS + 1.0,
-                    "processed": processed, "errors": errors,
-                },
+            now = func.now()
+            row = insert(heartbeats).values(
+                owner=self.owner, hostname=socket.gethostname()[:200], pid=os.getpid(), threads=self.concurrency,
+                started_at=now, seen_at=now, expires_at=now + timedelta(seconds=tick_s * HEARTBEAT_TICKS + 1.0),
+                processed=processed, sandbox_errors=errors,
             )
-            # Rows of workers that died without saying goodbye, kept a day for the record.
-            session.execute(text("DELETE FROM worker_heartbeats WHERE expires_at < now() - interval '1 day'"))
+            session.execute(
+                row.on_conflict_do_update(
+                    index_elements=[heartbeats.c.owner],
+                    set_={
+                        "seen_at": now, "expires_at": row.excluded.expires_at,
+                        "processed": row.excluded.processed, "sandbox_errors": row.excluded.sandbox_errors,
+                    },
+                )
+            )
+            session.execute(delete(heartbeats).where(heartbeats.c.expires_at < func.now() - timedelta(days=1)))
 
     def _forget_heartbeat(self) -> None:
         try:
             with transaction(self.sessions) as session:
-                session.execute(text("DELETE FROM worker_heartbeats WHERE owner = :owner"), {"owner": self.owner})
+                session.execute(delete(heartbeats).where(heartbeats.c.owner == self.owner))
         except Exception as exc:
             log.warning("could not remove this worker's heartbeat (it expires on its own): %s", exc)
 
@@ -436,13 +448,11 @@ class _CancelCheck:
         self.checked_at = time.monotonic()
         try:
             with self.worker.engine.connect() as connection:
-                status = connection.execute(
-                    text("SELECT status FROM runs WHERE id = :id"), {"id": self.run_id}
-                ).scalar_one_or_none()
+                status = connection.execute(select(runs.c.status).where(runs.c.id == self.run_id)).scalar_one_or_none()
         except Exception as exc:  # the database is away: keep running, record_outcomes sorts it out
             log.warning("could not check whether run %s was cancelled: %s", self.run_id, exc)
             return False
-        self.cancelled = status in (None, "cancelled")
+        self.cancelled = status in (None, RunState.CANCELLED)
         return self.cancelled
 
 

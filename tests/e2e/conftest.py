@@ -8,8 +8,8 @@ from typing import TypeVar
 
 import pytest
 
-from service.localstack import LocalStack
-from service.localstack import wait_for_run as wait_for_run  # re-exported for the tests
+from passk_dev.localstack import LocalStack
+from passk_dev.localstack import wait_for_run as wait_for_run  # re-exported for the tests
 
 Stack = LocalStack
 T = TypeVar("T")

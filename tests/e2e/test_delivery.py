@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from service.delivery.webhooks import verify
-from service.localstack import LocalStack, wait_for_run
+from passk_dev.localstack import LocalStack, wait_for_run
 from tests.e2e.conftest import wait_until
 
 SECRET = "webhook-secret-for-tests-0123456789abcdef"

@@ -27,7 +27,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from sandbox.container import LABEL_ROLE, ROLE_SANDBOX
-from service.localstack import LocalStack, wait_for_run
+from passk_dev.localstack import LocalStack, wait_for_run
 from tests.e2e.conftest import wait_until
 
 pytestmark = pytest.mark.slow

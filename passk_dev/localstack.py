@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import psycopg
 from sqlalchemy.engine import make_url
+from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from sandbox.engine import ensure_engine
 from sandbox.images import ensure_sandbox_image
@@ -28,6 +29,7 @@ from service.client import PasskClient
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.embedded_postgres import EmbeddedPostgres, _free_port
 from service.migrate import REPO_ROOT, upgrade_to_head
+from service.settings import Settings
 
 
 def create_database(server_url: str, prefix: str) -> str:
@@ -70,7 +72,7 @@ class LocalStack:
             raise
 
     def _enter(self) -> LocalStack:
-        server_url = None if self.private_postgres else os.environ.get("PASSK_TEST_DATABASE_URL")
+        server_url = None if self.private_postgres else Settings().test_database_url
         if not server_url:
             self._cluster = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix=f"{self.prefix}-pg-")))
             server_url = self._cluster.start()
@@ -129,17 +131,23 @@ class LocalStack:
         port = self._api_port = self._api_port or _free_port()
         self._api = self._popen(["serve", "--port", str(port)], self.env)
         self.api_url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
+        def healthy() -> bool:
             try:
-                if httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200:
-                    return
+                return httpx.get(f"{self.api_url}/healthz", timeout=2).status_code == 200
             except httpx.HTTPError:
-                pass
-            if self._api.poll() is not None or time.monotonic() > deadline:
-                self._api.kill()
-                raise RuntimeError("the API did not come up")
-            time.sleep(0.2)
+                return False
+
+        api = self._api
+        retrying = Retrying(
+            retry=retry_if_result(lambda up: not up),
+            stop=stop_after_delay(60) | (lambda _: api.poll() is not None),
+            wait=wait_fixed(0.2),
+        )
+        try:
+            retrying(healthy)
+        except RetryError:
+            api.kill()
+            raise RuntimeError("the API did not come up") from None
 
     # -- the database
 

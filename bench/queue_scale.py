@@ -1,0 +1,194 @@
+"""One PostgreSQL for many hosts: simulated workers claim, lease, renew and record no-op batches.
+
+    .venv/bin/python bench/queue_scale.py                       # 8, 32, 64 and 128 workers, 10 s each
+    .venv/bin/python bench/queue_scale.py --workers 64 --seconds 20 --batch 16
+
+Each simulated worker is a thread doing what a worker's thread does with the queue, through the same
+functions (service/worker/queue.py, results.py): claim a batch (one transaction), renew its leases (as the
+maintenance thread does), then record a passing verdict for every sample (one transaction). Execution is a
+no-op, so the figures are the database's side alone. Workers are spread over processes (one connection
+each), so Python's GIL is not what is measured. Prints samples/s through the queue and the claim latency
+(p50 / p99, the claim's transaction including its commit), and checks that no sample was recorded twice.
+Target: >= 20,000 samples/s at 64 workers (a hundred hosts at today's per-host rate).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+
+from sqlalchemy import func, insert, select, text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from passk_dev.localstack import create_database  # noqa: E402
+from sandbox.executor import Outcome  # noqa: E402
+from sandbox.verdicts import Verdict  # noqa: E402
+from service.database import make_sync_engine, make_sync_sessionmaker, transaction  # noqa: E402
+from service.embedded_postgres import EmbeddedPostgres  # noqa: E402
+from service.models import Dataset, Problem, Run, Sample  # noqa: E402
+from service.settings import Settings  # noqa: E402
+from service.states import SampleState  # noqa: E402
+from service.worker import queue, results  # noqa: E402
+
+TARGET_WORKERS, TARGET_RATE = 64, 20_000
+RUNS, PROBLEMS = 8, 64
+
+
+def seed(url: str, samples_total: int) -> None:
+    """RUNS runs over one dataset of PROBLEMS problems, samples_total queued samples in all."""
+    engine = make_sync_engine(url)
+    with transaction(make_sync_sessionmaker(engine)) as session:
+        dataset_id = uuid.uuid4()
+        session.execute(insert(Dataset).values(id=dataset_id, name="queue-scale", digest=uuid.uuid4().hex, problem_count=PROBLEMS))
+        session.execute(
+            insert(Problem),
+            [
+                {"dataset_id": dataset_id, "position": i, "key": f"p{i}", "prompt": "def f(x):\n",
+                 "test": "def check(candidate):\n    assert candidate(2) == 4\n", "entry_point": "f"}
+                for i in range(PROBLEMS)
+            ],
+        )
+        problem_ids = list(session.execute(select(Problem.id).where(Problem.dataset_id == dataset_id)).scalars())
+        per_run = samples_total // RUNS
+        for _ in range(RUNS):
+            run_id = uuid.uuid4()
+            session.execute(
+                insert(Run).values(id=run_id, dataset_id=dataset_id, model="m", sampling={}, sample_count=per_run,
+                                   problem_count=PROBLEMS, use_cache=False)
+            )
+            # Distinct completions, problem by problem as a client submits them.
+            session.execute(
+                text(
+                    "INSERT INTO samples (run_id, problem_id, index, completion) "
+                    "SELECT :run, (:problems)[1 + (g / :per_problem) % cardinality(:problems)], g % :per_problem, "
+                    "'    return x * x  # ' || g FROM generate_series(0, :n - 1) AS g"
+                ),
+                {"run": run_id, "problems": problem_ids, "per_problem": max(1, per_run // PROBLEMS), "n": per_run},
+            )
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.execute(text("ANALYZE"))  # as autovacuum would soon: plans for the seeded sizes
+    engine.dispose()
+
+
+def _worker_thread(sessions, owner: str, batch: int, deadline: float, out: list, barrier) -> None:
+    claims, recorded = [], 0
+    barrier.wait()
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        with transaction(sessions) as session:
+            claimed = queue.claim_batch(session, owner, batch, 60.0, 3.0, 512, "sha256:bench")
+        claims.append(time.perf_counter() - started)
+        if not claimed:
+            continue
+        with transaction(sessions) as session:
+            queue.renew_leases(session, owner, 60.0, [s.id for s in claimed])
+        outcomes = [Outcome(id=str(s.id), verdict=Verdict.PASSED, duration_ms=1.0, cpu_ms=1.0) for s in claimed]
+        with transaction(sessions) as session:
+            results.record_outcomes(session, owner, claimed, outcomes, max_attempts=3)
+        recorded += len(claimed)
+    out.append((claims, recorded))
+
+
+def _process(url: str, threads: int, batch: int, seconds: float, start_at: float, conn) -> None:
+    engine = make_sync_engine(url, pool_size=threads, max_overflow=0)
+    sessions = make_sync_sessionmaker(engine)
+    out: list = []
+    barrier = threading.Barrier(threads)
+    time.sleep(max(0.0, start_at - time.time()))
+    deadline = time.monotonic() + seconds
+    pool = [
+        threading.Thread(target=_worker_thread, args=(sessions, f"bench-{uuid.uuid4().hex[:8]}", batch, deadline, out, barrier))
+        for _ in range(threads)
+    ]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    engine.dispose()
+    conn.send(out)
+
+
+def measure(url: str, workers: int, batch: int, seconds: float, processes: int) -> dict:
+    processes = min(processes, workers)
+    shares = [workers // processes + (1 if i < workers % processes else 0) for i in range(processes)]
+    start_at = time.time() + 2.0  # every process connected and ready
+    pipes, procs = [], []
+    for share in shares:
+        parent, child = mp.Pipe(duplex=False)
+        proc = mp.Process(target=_process, args=(url, share, batch, seconds, start_at, child))
+        proc.start()
+        pipes.append(parent)
+        procs.append(proc)
+    outs = [item for pipe in pipes for item in pipe.recv()]
+    for proc in procs:
+        proc.join()
+    claims = sorted(c for cl, _ in outs for c in cl)
+    recorded = sum(r for _, r in outs)
+    return {
+        "workers": workers,
+        "samples_per_s": recorded / seconds,
+        "claims": len(claims),
+        "claim_p50_ms": 1000 * statistics.median(claims) if claims else float("nan"),
+        "claim_p99_ms": 1000 * claims[int(0.99 * (len(claims) - 1))] if claims else float("nan"),
+        "recorded": recorded,
+    }
+
+
+def check(url: str) -> None:
+    engine = make_sync_engine(url)
+    with engine.connect() as connection:
+        twice = connection.execute(select(func.count()).where(Sample.attempts > 1)).scalar_one()
+        done = connection.execute(select(func.count()).where(Sample.state == SampleState.DONE)).scalar_one()
+    engine.dispose()
+    print(f"check: {done} samples done, {twice} claimed more than once")
+    if twice:
+        sys.exit("a sample was claimed twice")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workers", type=int, nargs="*", default=[8, 32, 64, 128])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--batch", type=int, default=Settings().batch_size)
+    parser.add_argument("--processes", type=int, default=8, help="client processes the workers are spread over")
+    parser.add_argument("--samples", type=int, default=400_000, help="queued samples seeded before each level")
+    args = parser.parse_args()
+
+    server, root = None, None
+    base = Settings().test_database_url
+    if not base:
+        root = Path(tempfile.mkdtemp(prefix="passk-queue-scale-"))
+        server = EmbeddedPostgres(root)
+        base = server.start()
+    try:
+        print(f"{'workers':>8} {'samples/s':>10} {'claims':>8} {'claim p50 ms':>13} {'claim p99 ms':>13}")
+        rows = []
+        for workers in args.workers:
+            url = create_database(base, "passk_queue_scale")
+            seed(url, args.samples)
+            row = measure(url, workers, args.batch, args.seconds, args.processes)
+            rows.append(row)
+            print(f"{workers:>8} {row['samples_per_s']:>10,.0f} {row['claims']:>8} {row['claim_p50_ms']:>13.1f} {row['claim_p99_ms']:>13.1f}", flush=True)
+            check(url)
+        at_target = [r for r in rows if r["workers"] == TARGET_WORKERS]
+        if at_target:
+            rate = at_target[0]["samples_per_s"]
+            print(f"target: >= {TARGET_RATE:,} samples/s at {TARGET_WORKERS} workers: {rate:,.0f} "
+                  f"({'met' if rate >= TARGET_RATE else 'not met'}; batch {args.batch})")
+    finally:
+        if server is not None:
+            server.stop()
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

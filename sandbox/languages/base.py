@@ -30,6 +30,10 @@ def _unchanged(text: str) -> str:
     return text
 
 
+def _humaneval_x(prompt: str, declaration: str, completion: str, test: str) -> str:
+    return prompt + completion + "\n" + test
+
+
 @dataclass(frozen=True)
 class Language:
     name: str  # "cpp": the value of a dataset's `language`
@@ -64,6 +68,9 @@ class Language:
     # How a self-checking program's tests become the source compiled: must print the pass token (from
     # $PASSK_PASS_TOKEN, on a line of its own, last) only after every test ran.
     tests_program: Callable[[str], str] = _unchanged
+    # HumanEval-X's program before `tests_program` wraps it: (prompt, declaration, completion, test) -> text.
+    # Default prompt + completion + "\n" + test, as the original harness builds it.
+    humaneval_x_program: Callable[[str, str, str, str], str] = _humaneval_x
     # How a stdio solution becomes the source compiled (usually as it is).
     stdio_program: Callable[[str], str] = _unchanged
     # (regex searched in stderr, verdict) for a failed run: which failures are the tests' assertions

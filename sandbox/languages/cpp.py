@@ -1,4 +1,4 @@
-"""C++: g++ from Debian bookworm (GCC 12), with OpenSSL for HumanEval-X's CPP/162 (md5)."""
+"""C++: g++ from Debian bookworm (GCC 12), with OpenSSL and the Boost headers HumanEval-X uses."""
 
 from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language
 
@@ -29,7 +29,8 @@ def tests_program(text: str) -> str:
 LANGUAGE = Language(
     name="cpp",
     title="C++",
-    packages=("g++", "libssl-dev"),
+    # OpenSSL for CPP/162 (md5), Boost headers for CPP/22 and CPP/137 (boost::any).
+    packages=("g++", "libssl-dev", "libboost-dev"),
     source_file="main.cpp",
     compile=("g++", "-std=c++17", "-o", "main", "main.cpp", "-lcrypto", "-lssl"),
     run=("./main",),

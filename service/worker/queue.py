@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, text
@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
 from service.failures import join_failure, split_failure
+from service.formats.native import with_toolchain
 from service.problems import program_for
 
 # Which runs to serve first: the preferred priority, then the API key holding the fewest leased samples
@@ -66,7 +67,7 @@ _CLAIM = text(
 
 _CONTEXT = text(
     """
-    SELECT p.*, r.use_cache,
+    SELECT p.*, r.use_cache, d.language,
            coalesce(r.time_limit_s, p.time_limit_s, d.time_limit_s) AS effective_time_limit_s,
            coalesce(r.memory_mb, p.memory_mb, d.memory_mb) AS effective_memory_mb
     FROM problems p JOIN runs r ON r.id = :run_id JOIN datasets d ON d.id = p.dataset_id
@@ -88,6 +89,8 @@ class ClaimedSample:
     cache_key: str | None = None
     # Whether the program runs under one of passk's judges (see sandbox.executor.Job).
     judged: bool = False
+    # The dataset's language; for any but Python, `program` is the JSON of the native job (sandbox/languages).
+    language: str = "python"
 
 
 # Bump when the supervisor's judging changes, so old cached verdicts stop matching.
@@ -108,9 +111,11 @@ def claim_batch(
     lease_s: float,
     default_time_limit_s: float,
     default_memory_mb: int,
-    image_id: str,
+    image_id: str | Callable[[str], tuple[str, str]],
     first_priority: str = "interactive",
 ) -> list[ClaimedSample]:
+    """`image_id`: the sandbox image's id, or (languages) a function language -> (its image's id, toolchain
+    version), which the program and its cache key include."""
     rows: list = []
     for candidate in session.execute(_CANDIDATE_RUNS, {"first": first_priority}).scalars():
         rows = session.execute(
@@ -134,9 +139,11 @@ def claim_batch(
     )
     time_limit = context.effective_time_limit_s or default_time_limit_s
     memory_bytes = (context.effective_memory_mb or default_memory_mb) * 1024 * 1024
+    language = getattr(context, "language", None) or "python"
+    image_key, toolchain = image_id(language) if callable(image_id) else (image_id, "")
     claimed = []
     for row in sorted(rows, key=lambda r: r.id):
-        program = program_for(context, row.completion)
+        program = with_toolchain(program_for(context, row.completion), toolchain)
         limit_s = program.time_limit_s or time_limit
         claimed.append(
             ClaimedSample(
@@ -148,8 +155,9 @@ def claim_batch(
                 memory_bytes=memory_bytes,
                 attempts=row.attempts,
                 judged=program.judged,
+                language=program.language,
                 cache_key=(
-                    cache_key(program.text, limit_s, memory_bytes, image_id, program.judged) if context.use_cache else None
+                    cache_key(program.text, limit_s, memory_bytes, image_key, program.judged) if context.use_cache else None
                 ),
             )
         )

@@ -47,6 +47,10 @@ class ContainerConfig:
     pids: int = 64
     scratch_bytes: int = 64 * 1024 * 1024
     owner: str = "passk"
+    # Compiled languages: /tmp (the scratch directories) allows exec, and a compile cache of this size is
+    # mounted at /var/cache/passk, owned by the judge's uid (sandbox/runtime/native.py). 0: none (Python).
+    exec_scratch: bool = False
+    cache_bytes: int = 0
 
 
 class ContainerBroken(RuntimeError):
@@ -82,10 +86,10 @@ class SandboxContainer:
             user=SUPERVISOR_USER,
             network_mode="none",
             read_only=True,
-            tmpfs={"/tmp": f"size={cfg.scratch_bytes},mode=1777,noexec,nosuid,nodev"},
+            tmpfs=_tmpfs(cfg),
             shm_size=cfg.scratch_bytes,
-            mem_limit=cfg.memory_bytes + SUPERVISOR_HEADROOM_BYTES,
-            memswap_limit=cfg.memory_bytes + SUPERVISOR_HEADROOM_BYTES,
+            mem_limit=cfg.memory_bytes + cfg.cache_bytes + SUPERVISOR_HEADROOM_BYTES,
+            memswap_limit=cfg.memory_bytes + cfg.cache_bytes + SUPERVISOR_HEADROOM_BYTES,
             pids_limit=cfg.pids,
             nano_cpus=int(cfg.cpus * 1e9),
             cap_drop=["ALL"],
@@ -189,6 +193,13 @@ class SandboxContainer:
             self._buffer += chunk
         data, self._buffer = self._buffer[:size], self._buffer[size:]
         return data
+
+
+def _tmpfs(cfg: ContainerConfig) -> dict[str, str]:
+    mounts = {"/tmp": f"size={cfg.scratch_bytes},mode=1777,{'exec' if cfg.exec_scratch else 'noexec'},nosuid,nodev"}
+    if cfg.cache_bytes:
+        mounts["/var/cache/passk"] = f"size={cfg.cache_bytes},mode=0755,uid=10002,gid=10002,noexec,nosuid,nodev"
+    return mounts
 
 
 def sweep(client: docker.DockerClient, max_age_s: float) -> int:

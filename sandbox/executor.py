@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import docker
@@ -39,6 +40,32 @@ class Job:
     # candidate's code in processes of its own. False (passk's own sandbox tests only): `program` runs as
     # one process of the candidate's uid and passes by running to its end.
     judged: bool = False
+    # Another language than Python: its name, and what the supervisor needs to compile and run it
+    # (sandbox/runtime/native.py; built by sandbox.languages.jobs.native_spec). None: Python.
+    language: str = "python"
+    native: dict[str, Any] | None = None
+
+    @property
+    def container_memory_bytes(self) -> int:
+        """The memory cgroup this job needs: its run limit, or its compile limit if larger."""
+        compile_bytes = int(self.native.get("compile_memory_bytes") or 0) if self.native and self.native.get("compile") else 0
+        return max(self.memory_bytes, compile_bytes)
+
+    @property
+    def budget_s(self) -> float:
+        """Wall-clock seconds the supervisor may take for this job, before the host's grace."""
+        factor = WALL_FACTOR_BOUND
+        spec = self.native or {}
+        total = self.time_limit_s * factor + 1.0
+        if spec.get("compile"):
+            total += float(spec.get("compile_time_limit_s") or 10.0) * factor + 1.0
+        if spec.get("mode") == "stdio":
+            total = max(total, (float(spec["case_time_limit_s"]) * factor + 1.5) * len(spec["cases"]) + total)
+        return total
+
+
+# The in-container wall limit is time * wall_factor + 1 (wall_factor 2 unless configured higher).
+WALL_FACTOR_BOUND = 2.0
 
 
 @dataclass
@@ -57,6 +84,9 @@ class Outcome:
     leftover_processes: bool = False
     # For timeouts: "cpu" (the program's own CPU time; independent of load) or "wall" (may be load).
     timeout_kind: str | None = None
+    # Compiled languages: whether the compile came from the container's compile cache, and how long it took.
+    compile_cached: bool | None = None
+    compile_ms: float | None = None
 
     @classmethod
     def from_supervisor(cls, message: dict[str, Any]) -> Outcome:
@@ -74,6 +104,8 @@ class Outcome:
             stderr_truncated=bool(message.get("stderr_truncated")),
             leftover_processes=bool(message.get("leftover_processes")),
             timeout_kind=message.get("timeout_kind"),
+            compile_cached=message.get("compile_cached"),
+            compile_ms=message.get("compile_ms"),
         )
 
 
@@ -89,7 +121,13 @@ class SandboxSettings:
     owner: str = "passk"
     # How often one program may break a container before it is given up as our fault.
     max_breaks_per_job: int = 2
-    stats: dict[str, int] = field(default_factory=lambda: {"containers": 0, "retired": 0, "broken": 0})
+    stats: dict[str, int] = field(
+        default_factory=lambda: {"containers": 0, "retired": 0, "broken": 0, "compiles": 0, "compile_hits": 0}
+    )
+    # The image of a language other than Python (built on demand); None: every job runs in `image`.
+    images: Callable[[str], str] | None = None
+    # Size of the per-container compile cache of compiled languages (/var/cache/passk).
+    compile_cache_bytes: int = 64 * 1024 * 1024
 
 
 class Sandbox:
@@ -112,18 +150,19 @@ class Sandbox:
         pending = list(jobs)
         solo: Job | None = None  # after a break, the suspect runs alone
         while pending:
-            # A container's memory cgroup is sized to one limit: jobs with another wait for their own.
-            memory_bytes = pending[0].memory_bytes
+            # A container's memory cgroup is sized to one limit, and its image is one language's: jobs with
+            # another wait for their own.
+            group = _group(pending[0])
             try:
-                container = self._container_for(memory_bytes)
-            except (*ENGINE_ERRORS, ContainerBroken) as exc:
+                container = self._container_for(pending[0])
+            except Exception as exc:  # the engine, a broken container, or a language image that failed to build
                 log.error("could not start a sandbox container: %s", exc)
                 for job in pending:
-                    if job.memory_bytes == memory_bytes:
+                    if _group(job) == group:
                         outcomes[job.id] = _sandbox_error(job, f"could not start a sandbox container: {exc}")
                 pending = [job for job in pending if job.id not in outcomes]
                 continue
-            batch = [solo] if solo is not None else [job for job in pending if job.memory_bytes == memory_bytes]
+            batch = [solo] if solo is not None else [job for job in pending if _group(job) == group]
             solo = None
             try:
                 retired = self._converse(container, batch, outcomes)
@@ -151,19 +190,25 @@ class Sandbox:
             pending = [job for job in pending if job.id not in outcomes]
         return [outcomes[job.id] for job in jobs]
 
-    def _container_for(self, memory_bytes: int) -> SandboxContainer:
+    def _container_for(self, job: Job) -> SandboxContainer:
+        cfg = self.settings
+        image = cfg.image
+        if job.native is not None:
+            if cfg.images is None:
+                raise RuntimeError(f"no image for language {job.language!r}: the sandbox has no image resolver")
+            image = cfg.images(job.language)
+        compiled = bool(job.native and job.native.get("compile"))
+        wanted = ContainerConfig(
+            image=image, memory_bytes=job.container_memory_bytes, cpus=cfg.cpus,
+            pids=max(cfg.pids, int((job.native or {}).get("pids") or 0)),
+            scratch_bytes=cfg.scratch_bytes, owner=cfg.owner,
+            exec_scratch=job.native is not None, cache_bytes=cfg.compile_cache_bytes if compiled else 0,
+        )
         current = self._container
-        if current is not None and current.config.memory_bytes == memory_bytes:
+        if current is not None and current.config == wanted:
             return current
         self.close()
-        cfg = self.settings
-        container = SandboxContainer(
-            self.client,
-            ContainerConfig(
-                image=cfg.image, memory_bytes=memory_bytes, cpus=cfg.cpus, pids=cfg.pids,
-                scratch_bytes=cfg.scratch_bytes, owner=cfg.owner,
-            ),
-        )
+        container = SandboxContainer(self.client, wanted)
         try:
             container.start()
         except BaseException:
@@ -182,6 +227,7 @@ class Sandbox:
                     {
                         "id": job.id, "program": job.program, "time_limit_s": job.time_limit_s,
                         "memory_bytes": job.memory_bytes, "judged": job.judged,
+                        **({"native": job.native} if job.native is not None else {}),
                     }
                     for job in batch
                 ],
@@ -194,7 +240,7 @@ class Sandbox:
         expected = {job.id: job for job in batch}
         for job in batch:
             # Results arrive in order, so each program gets its own host-side deadline.
-            deadline = time.monotonic() + job.time_limit_s * cfg.wall_factor + 1.0 + HOST_GRACE_S
+            deadline = time.monotonic() + job.budget_s * max(1.0, cfg.wall_factor / WALL_FACTOR_BOUND) + HOST_GRACE_S
             message = container.read_message(deadline)
             kind = message.get("type")
             if kind == "retire":
@@ -202,7 +248,11 @@ class Sandbox:
                 return True
             if kind != "result" or message.get("id") not in expected:
                 raise ContainerBroken(f"unexpected supervisor message: {message!r}")
-            outcomes[message["id"]] = Outcome.from_supervisor(message)
+            outcome = Outcome.from_supervisor(message)
+            if outcome.compile_cached is not None:
+                cfg.stats["compiles"] += 1
+                cfg.stats["compile_hits"] += int(outcome.compile_cached)
+            outcomes[message["id"]] = outcome
         message = container.read_message(time.monotonic() + HOST_GRACE_S)
         if message.get("type") == "retire":
             log.debug("container retired: %s", message.get("reason"))
@@ -210,6 +260,10 @@ class Sandbox:
         if message.get("type") != "batch_done":
             raise ContainerBroken(f"unexpected supervisor message: {message!r}")
         return False
+
+
+def _group(job: Job) -> tuple[str, int]:
+    return job.language, job.container_memory_bytes
 
 
 def _sandbox_error(job: Job, detail: str) -> Outcome:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import logging
 import os
 import shutil
@@ -18,6 +19,7 @@ import subprocess
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import docker
 from docker.errors import ImageNotFound
@@ -25,6 +27,7 @@ from docker.errors import ImageNotFound
 log = logging.getLogger(__name__)
 
 CONTEXT_DIR = Path(__file__).parent / "image"
+REPO_ROOT = Path(__file__).resolve().parent.parent
 # The in-sandbox runtime, copied into the image (as `runtime/` in the build context).
 RUNTIME_DIR = Path(__file__).parent / "runtime"
 LOCAL_BASE = "passk-base:bookworm"
@@ -131,3 +134,144 @@ def _pull_or_none(client: docker.DockerClient, name: str) -> str | None:
     except docker.errors.DockerException as exc:
         log.warning("cannot pull %s (%s); building a local Debian base instead", name, str(exc).splitlines()[0][:200])
         return None
+
+
+# ------------------------------------------------------------------ one image per language
+
+LANGUAGE_DOCKERFILE = CONTEXT_DIR / "language" / "Dockerfile"
+_versions: dict[str, str] = {}
+
+
+def deb_cache_dir() -> Path:
+    return Path(os.environ.get("PASSK_DEB_CACHE", Path.home() / ".cache" / "passk" / "debs"))
+
+
+def language_tag(base_image: str, language: Any) -> str:
+    """`passk-sandbox-<name>:<hash>`: the hash covers the base, the Python sandbox's context (Dockerfile and
+    runtime), the language's packages, npm packages, setup commands and context files, and its Dockerfile."""
+    digest = hashlib.sha256(context_digest(base_image).encode())
+    digest.update(json.dumps([language.name, language.packages, language.npm_packages, language.image_setup,
+                              language.context_files]).encode())
+    digest.update(LANGUAGE_DOCKERFILE.read_bytes())
+    for repo_path, _ in language.context_files:
+        digest.update(_file_bytes(REPO_ROOT / repo_path))
+    return f"{SANDBOX_REPOSITORY}-{language.name}:{digest.hexdigest()[:16]}"
+
+
+def _file_bytes(path: Path) -> bytes:
+    if path.is_dir():
+        return b"".join(p.relative_to(path).as_posix().encode() + p.read_bytes()
+                        for p in sorted(path.rglob("*")) if p.is_file())
+    return path.read_bytes()
+
+
+def _resolve_base(client: docker.DockerClient, base_image: str | None) -> str:
+    base = base_image or os.environ.get("PASSK_SANDBOX_BASE_IMAGE")
+    if base is None:
+        base = LOCAL_BASE if image_exists(client, LOCAL_BASE) else _pull_or_none(client, OFFICIAL_BASE)
+    return base or ensure_local_base(client)
+
+
+def download_debs(client: docker.DockerClient, base_image: str, packages: tuple[str, ...]) -> Path:
+    """The .deb files `packages` need on top of `base_image`, cached on the host by (base, package list).
+
+    A throwaway container of the base with the host's network runs `apt-get install --download-only`; the
+    image build itself then installs them with no network at all.
+    """
+    key = hashlib.sha256(json.dumps([base_image, sorted(packages)]).encode()).hexdigest()[:16]
+    target = deb_cache_dir() / key
+    if (target / ".complete").exists():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    log.warning("downloading Debian packages %s (once, cached in %s)", " ".join(packages), target)
+    script = (
+        "set -e; export DEBIAN_FRONTEND=noninteractive; apt-get update -qq; "
+        "apt-get install -y -qq --no-install-recommends --download-only -o Dir::Cache::archives=/debs "
+        + " ".join(packages)
+        + "; rm -rf /debs/partial /debs/lock"
+    )
+    output = client.containers.run(
+        base_image, ["sh", "-c", script], entrypoint=[], user="0:0", network_mode="host", remove=True,
+        volumes={str(target): {"bind": "/debs", "mode": "rw"}}, stdout=True, stderr=True,
+    )
+    log.debug("apt-get: %s", output[-2000:] if output else "")
+    (target / ".complete").write_text(" ".join(sorted(packages)) + "\n")
+    return target
+
+
+def npm_tarballs(packages: tuple[str, ...]) -> Path:
+    """`npm pack` of each package on the host, cached by the package list."""
+    key = hashlib.sha256(json.dumps(sorted(packages)).encode()).hexdigest()[:16]
+    target = deb_cache_dir().parent / "npm" / key
+    if (target / ".complete").exists():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    for package in packages:
+        subprocess.run(["npm", "pack", package, "--pack-destination", str(target)], check=True,
+                       stdout=subprocess.DEVNULL)
+    (target / ".complete").write_text(" ".join(sorted(packages)) + "\n")
+    return target
+
+
+def build_language_image(client: docker.DockerClient, language: Any, base_image: str | None = None) -> str:
+    """Build (or reuse) the image of a native language; returns its tag. Offline build (network_mode none)."""
+    base = _resolve_base(client, base_image)
+    tag = language_tag(base, language)
+    if image_exists(client, tag):
+        return tag
+    sandbox = build_sandbox_image(client, base)
+    debs = download_debs(client, base, language.packages) if language.packages else None
+    npm = npm_tarballs(language.npm_packages) if language.npm_packages else None
+    log.warning("building %s image %s (offline)", language.name, tag)
+    setup = " && ".join(language.image_setup) if language.image_setup else "true"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        archive.add(LANGUAGE_DOCKERFILE, arcname="Dockerfile")
+        _add_dir(archive, "debs", debs, "*.deb")
+        _add_dir(archive, "npm", npm, "*.tgz")
+        _add_dir(archive, "context", None, "")
+        for repo_path, context_path in language.context_files:
+            archive.add(REPO_ROOT / repo_path, arcname=f"context/{context_path}")
+    buffer.seek(0)
+    client.images.build(
+        fileobj=buffer, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False, network_mode="none",
+        buildargs={"SANDBOX_IMAGE": sandbox, "SETUP": setup},
+    )
+    return tag
+
+
+def _add_dir(archive: tarfile.TarFile, name: str, source: Path | None, pattern: str) -> None:
+    info = tarfile.TarInfo(name)
+    info.type, info.mode = tarfile.DIRTYPE, 0o755
+    archive.addfile(info)
+    if source is not None:
+        for path in sorted(source.glob(pattern)):
+            archive.add(path, arcname=f"{name}/{path.name}")
+
+
+def ensure_language_image(client: docker.DockerClient, language: Any, base_image: str | None = None) -> str:
+    """The image tag for `language` (a Language or its name), built on demand; Python keeps today's image."""
+    from sandbox import languages
+
+    if isinstance(language, str):
+        language = languages.get(language)
+    if not language.native:
+        return ensure_sandbox_image(client, base_image)
+    return build_language_image(client, language, base_image)
+
+
+def toolchain_version(client: docker.DockerClient, image: str, language: Any) -> str:
+    """The first line of the language's version command in `image` (probed once per image and process)."""
+    from sandbox import languages
+
+    if isinstance(language, str):
+        language = languages.get(language)
+    key = f"{image}\0{language.name}"
+    if key not in _versions:
+        output = client.containers.run(
+            image, list(language.version), entrypoint=[], user="10002:10002", network_mode="none", remove=True,
+            stdout=True, stderr=True,
+        )
+        text = output.decode("utf-8", "replace").strip()
+        _versions[key] = text.splitlines()[0].strip() if text else "unknown"
+    return _versions[key]

@@ -12,6 +12,7 @@ class Verdict(StrEnum):
     TIMEOUT = "timeout"  # CPU or wall-clock limit
     MEMORY = "memory"  # memory cap hit
     CRASHED = "crashed"  # killed by a signal we did not send for a limit
+    COMPILE_ERROR = "compile_error"  # a compiled language's program did not compile (the model's failure)
     SANDBOX_ERROR = "sandbox_error"  # our fault: retried, never counted against the model
 
 

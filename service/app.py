@@ -25,6 +25,7 @@ from service.compare.endpoints import router as compare_router
 from service.dashboard import install as install_dashboard
 from service.docs import install as install_docs
 from service.database import make_async_engine, make_async_sessionmaker
+from service.datasets.endpoints import languages_router
 from service.datasets.endpoints import router as datasets_router
 from service.delivery.events import close_notifier
 from service.delivery.webhooks import Dispatcher
@@ -103,6 +104,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # Every /v1 router is mounted behind `authorize` (read scope for reads, submit for writes).
     protected = {"dependencies": [Depends(authorize)], "responses": AUTH_RESPONSES}
     app.include_router(datasets_router, **protected)
+    app.include_router(languages_router, **protected)
     app.include_router(runs_router, **protected)
     app.include_router(metrics_router, **protected)
     app.include_router(ops_router, **protected)  # /v1/status and /metrics: read scope too

@@ -185,9 +185,12 @@ class PasskClient:
         *,
         time_limit_s: float | None = None,
         memory_mb: int | None = None,
+        language: str | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """(dataset, created); posting the same name and content again returns the existing one."""
         body: dict[str, Any] = {"name": name, "problems": list(problems)}
+        if language is not None:
+            body["language"] = language
         if time_limit_s is not None:
             body["time_limit_s"] = time_limit_s
         if memory_mb is not None:

@@ -51,14 +51,27 @@ class Dataset(Base):
     problem_count: Mapped[int] = mapped_column(Integer)
     time_limit_s: Mapped[float | None] = mapped_column(Float)
     memory_mb: Mapped[int | None] = mapped_column(Integer)
+    # The programs' language (sandbox/languages); its image runs them.
+    language: Mapped[str] = mapped_column(String(32), server_default=text("'python'"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Toolchain(Base):
+    """The toolchain version a language's image reports; written by workers when they first use the image."""
+
+    __tablename__ = "toolchains"
+
+    language: Mapped[str] = mapped_column(String(32), primary_key=True)
+    image: Mapped[str] = mapped_column(Text)
+    version: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class Problem(Base):
     __tablename__ = "problems"
     # How the program is built and judged: service/formats.
     # `run`: the one problem behind POST /run_code (migration 0007); not a format datasets can use.
-    FORMATS = ("humaneval", "mbpp", "stdio", "call", "run")
+    FORMATS = ("humaneval", "mbpp", "stdio", "call", "run", "humaneval-x", "multipl-e")
     COMPARISONS = ("exact", "whitespace", "numeric")
     __table_args__ = (
         UniqueConstraint("dataset_id", "key"),

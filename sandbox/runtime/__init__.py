@@ -9,6 +9,7 @@ PID 1 before anything else runs, so every process of a container shares it:
 | zygote.py          | the zygote (forked at start)  | forks candidate processes that never held any tests   |
 | trusted_tests.py   | the judge (uid 10002)         | HumanEval/MBPP tests, calling the candidate by pipe   |
 | driver.py          | the judge (uid 10002)         | stdin/stdout and call-based cases, compared here      |
+| native.py          | PID 1, and the candidate (10001) | other languages: compile (cached), run, pass token, stdio cases |
 | candidate.py       | a candidate (uid 10001)       | loads the model's code, answers calls / runs a case   |
 | wire.py            | both sides                    | framing and the value codec (what may cross)          |
 | compare.py         | the judge, and the host       | comparison policies for outputs and returned values   |

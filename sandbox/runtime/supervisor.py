@@ -23,13 +23,14 @@ as clean as a new one, whatever the one before it did. A pass needs the judge to
 candidates never hold the nonce.
 
 Protocol. stdin carries frames `<decimal length>\\n<JSON>`; a frame is
-{"jobs": [{"id", "program", "time_limit_s", "memory_bytes", "judged"}],
+{"jobs": [{"id", "program", "time_limit_s", "memory_bytes", "judged"[, "native"]}],
 "scratch_bytes", "excerpt_bytes", "wall_factor", "cpus"}. A judged job's
 program is Python that calls one of the judges' entry points
 (`_passk_tests_main`, `_passk_main`) with its configuration. stdout carries
 JSON lines: {"type": "ready"}, then per job {"type": "result", ...},
 {"type": "batch_done"} after each frame, and {"type": "retire", "reason"}
-before exiting when the container should not be reused.
+before exiting when the container should not be reused. A job with `native`
+(another language than Python) is compiled and run by native.py instead.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ import time
 import traceback  # noqa: F401  (the judges print tracebacks)
 import typing  # noqa: F401
 
-from . import candidate, driver, process, trusted_tests, zygote
+from . import candidate, driver, native, process, trusted_tests, zygote
 from .trusted_tests import SPAWN_FD, CandidateEnded
 from .zygote import SpawnFailed
 
@@ -223,8 +224,7 @@ class Capture:
         return self.data.decode("utf-8", "replace")
 
 
-class HostGone(Exception):
-    """stdin closed while a batch ran: the worker died, so nobody will read our results."""
+HostGone = native.HostGone  # stdin closed while a batch ran: the worker died, nobody reads our results
 
 
 class Container:
@@ -504,7 +504,10 @@ def main() -> int:
         for job in frame["jobs"]:
             sequence += 1
             try:
-                result, retire = run_job(job, frame, sequence, stdin, box)
+                if job.get("native"):  # another language than Python: compile, then run (native.py)
+                    result, retire = native.run_job(job, frame, sequence, stdin, box.zygote_pid)
+                else:
+                    result, retire = run_job(job, frame, sequence, stdin, box)
             except HostGone:
                 return 0
             except Exception as exc:  # our own failure: say so, never blame the program

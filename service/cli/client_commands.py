@@ -2,6 +2,7 @@
 metrics, compare, export.
 
     passk datasets import humaneval | FILE [--name NAME] [--time-limit S] [--memory-mb MB]
+    passk datasets import humaneval-x FILE | multipl-e FILE [--language LANG] [...]
     passk datasets list
     passk submit SAMPLES.jsonl --dataset D --model M --temperature T [--wait] [-k 1,10,100]
     passk status RUN [--wait] [-k 1,10]
@@ -368,22 +369,61 @@ def _n_min_from(exc: ErrorResponse) -> int | None:
 # ------------------------------------------------------------------ commands
 
 
+_NAMED_FORMATS = ("humaneval-x", "multipl-e")
+
+
+def _dataset_language(problems: list[dict[str, Any]], given: str | None) -> str | None:
+    """--language, else what HumanEval-X task ids ("CPP/0") or MultiPL-E rows ("language": "cpp") say."""
+    from sandbox import languages
+    from service.formats.humaneval_x import language_of_row
+
+    if given is not None:
+        try:
+            return languages.resolve(given).name
+        except ValueError as exc:
+            raise PasskError(str(exc)) from None
+    named = set()
+    for problem in problems:
+        if problem.get("format") == "humaneval-x":
+            named.add(language_of_row(problem))
+        elif problem.get("format") == "multipl-e":
+            try:
+                named.add(languages.resolve(str(problem.get("language", ""))).name)
+            except ValueError:
+                named.add(None)
+    if not named:
+        return None
+    if len(named) > 1 or None in named:
+        raise PasskError("cannot tell the rows' language (mixed or unknown); pass --language")
+    return named.pop()
+
+
 @_friendly
 def cmd_datasets_import(settings: Settings, args: argparse.Namespace) -> int:
-    path = Path(args.source)
-    if args.source.lower() == humaneval.DATASET_NAME and not path.exists():
+    path = Path(args.file or args.source)
+    if args.source.lower() in _NAMED_FORMATS:
+        if args.file is None:
+            raise PasskError(f"`passk datasets import {args.source} FILE`: which file?")
+        problems = load_problems(path)
+        wrong = [p.get("id", p.get("task_id", p.get("name"))) for p in problems if p.get("format") != args.source.lower()]
+        if wrong:
+            raise PasskError(f"{path}: {len(wrong)} rows are not {args.source} rows (first: {wrong[0]!r})")
+        name = args.name or path.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json")
+    elif args.source.lower() == humaneval.DATASET_NAME and not path.exists():
         problems, name = humaneval.package_problems(), args.name or humaneval.DATASET_NAME
     else:
         problems = load_problems(path)
         name = args.name or path.name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json")
+    language = _dataset_language(problems, args.language)
     with _client(settings, args) as client:
         dataset, created = client.create_dataset(
-            name, problems, time_limit_s=args.time_limit_s, memory_mb=args.memory_mb
+            name, problems, time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, language=language
         )
     formats = Counter(problem.get("format", "humaneval") for problem in problems)
     kinds = ", ".join(f"{count} {fmt}" for fmt, count in formats.most_common())
     verb = "imported" if created else "already there (same name and content):"
-    print(f"{verb} dataset {dataset['name']}: {dataset['problem_count']} problems ({kinds}), id {dataset['id']}")
+    print(f"{verb} dataset {dataset['name']}: {dataset['problem_count']} problems ({kinds}), "
+          f"language {dataset.get('language', 'python')}, id {dataset['id']}")
     return 0
 
 
@@ -722,7 +762,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="FILE holds one problem per line: HumanEval, MBPP, APPS, CodeContests or LiveCodeBench rows "
         "as published, or rows with 'format': humaneval | mbpp | stdio | call. A .gz file is read as gzip.",
     )
-    imports.add_argument("source", metavar="humaneval|FILE")
+    imports.add_argument("source", metavar="humaneval|humaneval-x|multipl-e|FILE")
+    imports.add_argument("file", nargs="?", metavar="FILE", help="the file, after humaneval-x or multipl-e")
+    imports.add_argument("--language", help="the programs' language (default: from the rows, else python)")
     imports.add_argument("--name", help="dataset name (default: humaneval, or the file name without .jsonl)")
     imports.add_argument("--time-limit", dest="time_limit_s", type=float, help="default time limit (seconds)")
     imports.add_argument("--memory-mb", type=int, help="default memory limit (MiB)")

@@ -23,11 +23,19 @@ def cmd_migrate(settings: Settings, _args: argparse.Namespace) -> int:
 
 
 def cmd_images(settings: Settings, args: argparse.Namespace) -> int:
+    from sandbox import languages
     from sandbox.engine import ensure_engine
-    from sandbox.images import ensure_sandbox_image
+    from sandbox.images import ensure_language_image, ensure_sandbox_image, toolchain_version
 
     client = ensure_engine(Path(settings.data_dir).resolve())
-    print(ensure_sandbox_image(client, args.base_image))
+    if not args.language:
+        print(ensure_sandbox_image(client, args.base_image))
+        return 0
+    names = list(languages.all_languages()) if args.language == ["all"] else args.language
+    for name in names:
+        language = languages.resolve(name)
+        tag = ensure_language_image(client, language, args.base_image)
+        print(f"{language.name}\t{tag}\t{toolchain_version(client, tag, language)}")
     return 0
 
 
@@ -131,4 +139,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     images = sub.add_parser("images", help="build the sandbox image (and its local Debian base if needed)")
     images.add_argument("--base-image", help="e.g. python:3.11-slim-bookworm where a registry is reachable")
+    images.add_argument("--language", action="append", metavar="NAME",
+                        help="build this language's image (repeatable; `all` for every one); default: Python's")
     images.set_defaults(func=cmd_images)

@@ -14,6 +14,7 @@ from service.datasets.schemas import (
     DatasetDetail,
     DatasetList,
     DatasetRead,
+    LanguageRead,
 )
 from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
 from service.idempotency import IdempotencyKeyHeader
@@ -81,3 +82,13 @@ async def list_datasets(
 )
 async def get_dataset(dataset_id: uuid.UUID, session: SessionDep) -> DatasetDetail:
     return await dataset_service.get(session, dataset_id)
+
+
+languages_router = APIRouter(prefix="/v1/languages", tags=["datasets"])
+
+
+@languages_router.get(
+    "", response_model=list[LanguageRead], summary="Languages: compile and run commands, limits, toolchain versions"
+)
+async def list_languages(session: SessionDep) -> list[LanguageRead]:
+    return await dataset_service.list_languages(session)

@@ -22,22 +22,10 @@ from pydantic_core import InitErrorDetails
 from sandbox.runtime.compare import POLICIES
 
 
-def _storable(value: str) -> str:
-    # PostgreSQL text cannot hold NUL and psycopg cannot encode lone surrogates
-    # (json.loads accepts "\ud800"); refusing here keeps both a 422, not a 500.
-    if "\x00" in value:
-        raise ValueError("must not contain NUL (\\u0000) characters")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError("must be valid Unicode (contains a lone surrogate)") from exc
-    return value
-
-
-StorableStr = Annotated[str, AfterValidator(_storable)]
-Key = Annotated[StorableStr, Field(min_length=1, max_length=300)]
-PositiveSeconds = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-PositiveMB = Annotated[int, Field(gt=0)]
+from service.formats.fields import (  # noqa: F401  (re-exported: the schemas' field types)
+    _ID, _MEMORY, _SETUP, _TAGS, _TIME_LIMIT, _TOLERANCES, Identifier, JsonValue, Key, NumericId, PositiveMB,
+    PositiveSeconds, StorableStr, Tolerance, _id_from_number, _jsonb_storable, _storable,
+)
 
 _PROBLEM_EXAMPLE = {
     "task_id": "HumanEval/0",
@@ -64,40 +52,6 @@ class ProblemIn(BaseModel):
     memory_mb: PositiveMB | None = Field(None, description="Overrides the dataset's memory limit.")
 
 
-def _id_from_number(value: Any) -> Any:
-    # MBPP and APPS number their problems; the id is text everywhere else in passk.
-    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-def _jsonb_storable(value: Any, path: str = "value") -> Any:
-    """Values stored in JSONB: no NUL, no lone surrogates, no NaN or infinity (json.loads accepts all three)."""
-    if isinstance(value, str):
-        try:
-            _storable(value)
-        except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from None
-    elif isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{path}: numbers must be finite")
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _jsonb_storable(key, path)
-            _jsonb_storable(item, f"{path}.{key}")
-    elif isinstance(value, list):
-        for position, item in enumerate(value):
-            _jsonb_storable(item, f"{path}[{position}]")
-    return value
-
-
-NumericId = Annotated[Key, BeforeValidator(_id_from_number)]
-JsonValue = Annotated[Any, AfterValidator(_jsonb_storable)]
-Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Identifier = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=300)]
-_ID = Field(validation_alias=AliasChoices("id", "task_id"), description="Your problem id (or `task_id`).")
-_TAGS = Field(default_factory=list, max_length=100)
-_TIME_LIMIT = Field(None, description="Overrides the dataset's time limit; for `stdio` and `call`, per case.")
-_MEMORY = Field(None, description="Overrides the dataset's memory limit.")
-_SETUP = Field(None, description="Run before the program, in its namespace (e.g. imports the dataset assumes).")
-_TOLERANCES = "`numeric` comparison and floats: match if |got - want| <= max(abs_tol, rel_tol * |want|); default 1e-6."
 
 
 class MbppProblemIn(BaseModel):
@@ -210,13 +164,11 @@ class CallProblemIn(BaseModel):
     memory_mb: PositiveMB | None = _MEMORY
 
 
-AnyProblemIn = ProblemIn | MbppProblemIn | StdioProblemIn | CallProblemIn
-_MODELS: dict[str, type[BaseModel]] = {
-    "humaneval": ProblemIn,
-    "mbpp": MbppProblemIn,
-    "stdio": StdioProblemIn,
-    "call": CallProblemIn,
-}
+# Formats whose schemas live in their own modules (service/formats/registry.py lists every format).
+from service.formats.humaneval_x import HumanEvalXProblemIn  # noqa: E402
+from service.formats.multipl_e import MultiplEProblemIn  # noqa: E402
+
+AnyProblemIn = ProblemIn | MbppProblemIn | StdioProblemIn | CallProblemIn | HumanEvalXProblemIn | MultiplEProblemIn
 
 
 def parse_problem(value: Any) -> AnyProblemIn:
@@ -226,12 +178,15 @@ def parse_problem(value: Any) -> AnyProblemIn:
     locations as they were for HumanEval bodies (no format name inserted):
     ["body", "problems", 3, "test_list"].
     """
-    if isinstance(value, ProblemIn | MbppProblemIn | StdioProblemIn | CallProblemIn):
+    from service.formats import registry
+
+    models = registry.models()
+    if isinstance(value, tuple(models.values())):
         return value
     format_ = value.get("format", "humaneval") if isinstance(value, dict) else "humaneval"
-    model = _MODELS.get(format_) if isinstance(format_, str) else None
+    model = models.get(format_) if isinstance(format_, str) else None
     if model is None:
-        expected = ", ".join(repr(name) for name in _MODELS)
+        expected = ", ".join(repr(name) for name in models)
         raise ValidationError.from_exception_data(
             "Problem",
             [InitErrorDetails(type="literal_error", loc=("format",), input=format_, ctx={"expected": expected})],
@@ -251,10 +206,14 @@ class DatasetCreate(BaseModel):
 
     name: Annotated[StorableStr, Field(min_length=1, max_length=200)]
     problems: list[Problem] = Field(
-        min_length=1, description="Each in its `format`: `humaneval` (default), `mbpp`, `stdio` or `call`."
+        min_length=1,
+        description="Each in its `format`: `humaneval` (default), `mbpp`, `stdio`, `call`, `humaneval-x` or `multipl-e`.",
     )
     time_limit_s: PositiveSeconds | None = Field(None, description="Default per-program time limit (seconds).")
     memory_mb: PositiveMB | None = Field(None, description="Default per-program memory limit (MiB).")
+    language: Annotated[str, Field(max_length=32)] = Field(
+        "python", description="The programs' language: python (default), cpp, java, javascript, typescript, go, rust."
+    )
 
 
 class DatasetRead(BaseModel):
@@ -281,6 +240,7 @@ class DatasetRead(BaseModel):
     digest: str = Field(description="sha256 of the canonical JSON of the problems and dataset limits.")
     time_limit_s: float | None
     memory_mb: int | None
+    language: str = "python"
     created_at: datetime
 
 
@@ -291,6 +251,8 @@ class ProblemSummary(BaseModel):
 
 
 class DatasetDetail(DatasetRead):
+    toolchain: str | None = Field(None, description="The language's toolchain version (null until a worker used it).")
+
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
@@ -310,3 +272,22 @@ class DatasetList(BaseModel):
     total: int
     limit: int
     offset: int
+
+
+class LanguageRead(BaseModel):
+    """A language passk runs (sandbox/languages) and the toolchain its image reported."""
+
+    name: str
+    title: str
+    compile: list[str] | None = Field(description="argv that builds the program in its directory; null: interpreted")
+    run: list[str]
+    source_file: str
+    compile_time_limit_s: float | None
+    compile_memory_mb: int | None
+    formats: list[str] = Field(description="The formats a dataset in this language may have.")
+    toolchain: str | None = Field(None, description="The version its image reported (null until a worker used it).")
+    image: str | None = None
+
+
+class DatasetToolchain(BaseModel):
+    toolchain: str | None = Field(None, description="The toolchain version of the dataset's language, once known.")

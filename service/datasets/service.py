@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import builtins
 import hashlib
 import json
-import re
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -16,17 +14,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.datasets.repository import DatasetRepository
 from service.datasets.schemas import (
     AnyProblemIn,
-    CallProblemIn,
     DatasetCreate,
     DatasetDetail,
     DatasetRead,
-    MbppProblemIn,
+    LanguageRead,
     ProblemIn,
     ProblemSummary,
-    StdioProblemIn,
 )
 from service.dependencies import InvalidInput, NotFound
 from service.models import Dataset
+from service.formats.mbpp import mbpp_entry_point  # noqa: F401  (re-exported)
 from service.settings import Settings
 
 
@@ -41,6 +38,8 @@ def digest(body: DatasetCreate) -> str:
         "time_limit_s": body.time_limit_s,
         "memory_mb": body.memory_mb,
     }
+    if body.language != "python":  # Python datasets hash as they did before languages existed
+        content["language"] = body.language
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -78,10 +77,36 @@ def _validate(body: DatasetCreate, settings: Settings) -> None:
     check_limits(settings, ["body"], body.time_limit_s, body.memory_mb)
     for position, problem in enumerate(body.problems):
         check_limits(settings, ["body", "problems", position], problem.time_limit_s, problem.memory_mb)
+    _validate_language(body)
     duplicates = [key for key, count in Counter(p.id for p in body.problems).items() if count > 1]
     if duplicates:
         shown = ", ".join(repr(key) for key in duplicates[:10])
         raise InvalidInput(["body", "problems"], f"duplicate problem id(s): {shown}", duplicates[:10])
+
+
+def _validate_language(body: DatasetCreate) -> None:
+    from sandbox import languages
+    from service.formats import registry
+
+    known = languages.all_languages()
+    if body.language not in known:
+        raise InvalidInput(["body", "language"], f"unknown language {body.language!r}; known: {', '.join(known)}",
+                           body.language)
+    for position, problem in enumerate(body.problems):
+        fmt = registry.for_model(problem)
+        if not registry.allows_language(fmt.name, body.language):
+            raise InvalidInput(["body", "problems", position, "format"],
+                               f"format {fmt.name!r} does not run {body.language!r} programs", fmt.name)
+        row_language = getattr(problem, "language", None)  # MultiPL-E rows name theirs
+        if row_language is not None and fmt.name == "multipl-e":
+            try:
+                resolved = languages.resolve(row_language).name
+            except ValueError:
+                resolved = None
+            if resolved != body.language:
+                raise InvalidInput(["body", "problems", position, "language"],
+                                   f"row language {row_language!r} is not the dataset's language {body.language!r}",
+                                   row_language)
 
 
 async def create(session: AsyncSession, settings: Settings, body: DatasetCreate) -> tuple[Dataset, bool]:
@@ -100,6 +125,7 @@ async def create(session: AsyncSession, settings: Settings, body: DatasetCreate)
             "problem_count": len(body.problems),
             "time_limit_s": body.time_limit_s,
             "memory_mb": body.memory_mb,
+            "language": body.language,
         }
     )
     if dataset is None:
@@ -123,58 +149,13 @@ async def create(session: AsyncSession, settings: Settings, body: DatasetCreate)
     return dataset, True
 
 
-# Every row names every column: a multi-row INSERT takes its columns from the first row.
-_UNUSED = {"setup_code": None, "cases": None, "comparison": None, "abs_tol": None, "rel_tol": None}
-
-
 def format_columns(problem: AnyProblemIn) -> dict[str, Any]:
-    """The columns a problem's format fills; service.formats reads them back to build programs."""
-    if isinstance(problem, ProblemIn):
-        return {
-            **_UNUSED,
-            "format": "humaneval",
-            "prompt": problem.prompt,
-            "test": problem.test,
-            "entry_point": problem.entry_point,
-            "canonical_solution": problem.canonical_solution,
-        }
-    if isinstance(problem, MbppProblemIn):
-        return {
-            **_UNUSED,
-            "format": "mbpp",
-            "prompt": problem.text,
-            "test": "\n".join(problem.test_list),
-            "entry_point": problem.entry_point or mbpp_entry_point(problem.test_list[0], problem.code),
-            "canonical_solution": problem.code,
-            "setup_code": problem.test_setup_code,
-        }
-    judged: dict[str, Any] = {
-        **_UNUSED,
-        "prompt": problem.prompt,
-        "test": "",
-        "canonical_solution": problem.canonical_solution,
-        "setup_code": problem.setup_code,
-        "abs_tol": problem.abs_tol,
-        "rel_tol": problem.rel_tol,
-        "cases": [case.model_dump(mode="json") for case in problem.cases],
-    }
-    if isinstance(problem, StdioProblemIn):
-        return {**judged, "format": "stdio", "entry_point": "", "comparison": problem.comparison}
-    assert isinstance(problem, CallProblemIn)
-    return {**judged, "format": "call", "entry_point": problem.fn_name}
+    """The columns a problem's format fills (its module in service/formats); formats read them back."""
+    from service.formats import registry
 
-
-_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
-
-
-def mbpp_entry_point(first_assert: str, code: str | None) -> str:
-    """The function the first assert calls: one defined by the reference code, else the first non-builtin."""
-    called = [name for name in _CALLED.findall(first_assert) if name not in {"assert", "not", "and", "or", "in"}]
-    defined = set(re.findall(r"^def\s+([A-Za-z_]\w*)", code or "", re.MULTILINE))
-    for name in called:
-        if name in defined:
-            return name
-    return next((name for name in called if not hasattr(builtins, name)), "")
+    columns = registry.for_model(problem).columns
+    assert columns is not None
+    return columns(problem)
 
 
 async def get(session: AsyncSession, dataset_id: uuid.UUID) -> DatasetDetail:
@@ -186,7 +167,36 @@ async def get(session: AsyncSession, dataset_id: uuid.UUID) -> DatasetDetail:
         ProblemSummary(id=key, entry_point=entry_point, tags=list(tags or []))
         for key, entry_point, tags in await repository.problem_summaries(dataset_id)
     ]
-    return DatasetDetail(**DatasetRead.model_validate(dataset).model_dump(), problems=problems)
+    toolchain = (await toolchains(session)).get(dataset.language, (None, None))[0]
+    return DatasetDetail(**DatasetRead.model_validate(dataset).model_dump(), problems=problems, toolchain=toolchain)
+
+
+async def toolchains(session: AsyncSession) -> dict[str, tuple[str, str]]:
+    """language -> (toolchain version, image) as workers recorded them."""
+    from sqlalchemy import text
+
+    rows = await session.execute(text("SELECT language, version, image FROM toolchains"))
+    return {row.language: (row.version, row.image) for row in rows}
+
+
+async def list_languages(session: AsyncSession) -> list[LanguageRead]:
+    from sandbox import languages
+    from service.formats import registry
+
+    known = await toolchains(session)
+    result = []
+    for language in languages.all_languages().values():
+        version, image = known.get(language.name, (None, None))
+        result.append(LanguageRead(
+            name=language.name, title=language.title,
+            compile=list(language.compile) if language.compile else None, run=list(language.run),
+            source_file=language.source_file,
+            compile_time_limit_s=language.compile_time_limit_s if language.compiled else None,
+            compile_memory_mb=language.compile_memory_bytes // (1024 * 1024) if language.compiled else None,
+            formats=[name for name in registry.postable() if registry.allows_language(name, language.name)],
+            toolchain=version, image=image,
+        ))
+    return result
 
 
 async def list_datasets(session: AsyncSession, *, limit: int, offset: int) -> tuple[Sequence[Dataset], int]:

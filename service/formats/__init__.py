@@ -6,6 +6,10 @@
 | `mbpp`      | MBPP rows (`text`, `test_list`)   | judge: test_setup_code + the asserts; candidate: setup + completion |
 | `stdio`     | APPS, CodeContests, LiveCodeBench | the driver feeds each case on stdin, compares stdout            |
 | `call`      | APPS `fn_name`, LiveCodeBench     | the driver calls `fn_name(*input)`, compares the result         |
+| `humaneval-x` | HumanEval-X rows (any language but Python) | prompt + completion + "\n" + test, compiled; exit 0 + pass token |
+| `multipl-e` | MultiPL-E rows (any language but Python) | prompt + completion + "\n" + tests, compiled; exit 0 + pass token |
+
+Each format is one module defining `FORMAT` (service/formats/registry.py).
 
 The candidate's code never runs in the process that judges it: trusted_tests.py
 (HumanEval, MBPP) calls it in a child process over a pipe, driver.py (stdio,
@@ -20,25 +24,11 @@ from typing import Any
 
 from service.problems import Program
 
-FORMATS = ("humaneval", "mbpp", "stdio", "call")
+# The formats a dataset's problems may have; service/formats/registry.py is the one list.
+FORMATS = ("humaneval", "mbpp", "stdio", "call", "humaneval-x", "multipl-e")
 
 
 def program_for_format(format_: str, problem: Any, completion: str) -> Program:
-    # Imported here: each module pulls in only what its format needs.
-    if format_ == "mbpp":
-        from service.formats import mbpp
+    from service.formats import registry
 
-        return mbpp.program(problem, completion)
-    if format_ == "stdio":
-        from service.formats import stdio
-
-        return stdio.program(problem, completion)
-    if format_ == "call":
-        from service.formats import call
-
-        return call.program(problem, completion)
-    if format_ == "run":
-        from service.formats import run
-
-        return run.program(problem, completion)
-    raise ValueError(f"unknown problem format {format_!r}")
+    return registry.get(format_).program(problem, completion)

@@ -13,6 +13,7 @@ from typing import Any
 from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_REL_TOL
 from service.formats.harness import driver_program
 from service.formats.limits import case_time_limit_s
+from service.formats.registry import Format
 from service.problems import Program
 
 
@@ -30,3 +31,21 @@ def program(problem: Any, completion: str) -> Program:
             "case_time_limit_s": case_time_limit_s(problem),
         }
     )
+
+
+def columns(problem: Any) -> dict[str, Any]:
+    from service.formats.stdio import judged_columns
+
+    return {**judged_columns(problem), "format": "call", "entry_point": problem.fn_name}
+
+
+def _model() -> type:
+    from service.datasets.schemas import CallProblemIn
+
+    return CallProblemIn
+
+
+FORMAT = Format(
+    name="call", program=program, model=_model, columns=columns,
+    summary="call-based cases: fn_name(*input) compared with output (APPS, LiveCodeBench)",
+)

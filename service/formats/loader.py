@@ -10,6 +10,10 @@ their source publishes them, recognised by their fields:
 | `input_output`                           | stdio or call (APPS)           |
 | `public_tests` and `description`         | stdio (CodeContests)           |
 | `public_test_cases`                      | stdio or call (LiveCodeBench)  |
+| `task_id`, `prompt`, `declaration`, `test` | humaneval-x (HumanEval-X)    |
+| `name`, `language`, `prompt`, `tests`    | multipl-e (MultiPL-E)          |
+
+(The table is service/formats/registry.py's: each format module lists the row shapes it reads.)
 
 Every problem is validated with the API's own models, so a file that loads
 here is accepted by the server (up to server limits such as maxima).
@@ -25,7 +29,6 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
-from service.formats import humaneval, mbpp, sources
 from service.formats.sources import RowError
 
 _MAX_SHOWN_ERRORS = 3
@@ -80,26 +83,23 @@ def _kind(value: Any) -> str:
 
 # ---------------------------------------------------------------- problems
 
-_SOURCES: tuple[tuple[Callable[[dict[str, Any]], bool], Callable[[dict[str, Any]], dict[str, Any]]], ...] = (
-    (humaneval.is_row, lambda row: row),
-    (mbpp.is_row, mbpp.from_row),
-    (sources.is_apps, sources.from_apps),
-    (sources.is_code_contests, sources.from_code_contests),
-    (sources.is_livecodebench, sources.from_livecodebench),
-)
+def _sources() -> tuple[tuple[Callable[[dict[str, Any]], bool], Callable[[dict[str, Any]], dict[str, Any]]], ...]:
+    from service.formats import registry
+
+    return registry.row_sources()  # each format's published row shapes
 
 
 def to_problem(row: dict[str, Any]) -> dict[str, Any]:
     """One row in API form; RowError if it matches no known shape."""
     if "format" in row:
         return row
-    for matches, convert in _SOURCES:
+    for matches, convert in _sources():
         if matches(row):
             return convert(row)
     keys = ", ".join(sorted(row)[:12]) or "none"
     raise RowError(
-        "not a problem in a known format (HumanEval, MBPP, APPS, CodeContests, LiveCodeBench, or a row with "
-        f"'format': humaneval | mbpp | stdio | call); its fields: {keys}"
+        "not a problem in a known format (HumanEval, MBPP, APPS, CodeContests, LiveCodeBench, HumanEval-X, "
+        f"MultiPL-E, or a row with 'format': humaneval | mbpp | stdio | call | humaneval-x | multipl-e); its fields: {keys}"
     )
 
 

@@ -8,9 +8,12 @@ sanitized split (`prompt` for `text`, `test_imports` for setup) both load.
 
 from __future__ import annotations
 
+import builtins
+import re
 from typing import Any
 
 from service.formats.harness import trusted_tests_program
+from service.formats.registry import UNUSED_COLUMNS, Format
 from service.problems import Program
 
 
@@ -40,3 +43,40 @@ def from_row(row: dict[str, Any]) -> dict[str, Any]:
         "test_setup_code": setup or "",
     }
     return {key: value for key, value in problem.items() if value is not None}
+
+
+def columns(problem: Any) -> dict[str, Any]:
+    return {
+        **UNUSED_COLUMNS,
+        "format": "mbpp",
+        "prompt": problem.text,
+        "test": "\n".join(problem.test_list),
+        "entry_point": problem.entry_point or mbpp_entry_point(problem.test_list[0], problem.code),
+        "canonical_solution": problem.code,
+        "setup_code": problem.test_setup_code,
+    }
+
+
+_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+
+
+def mbpp_entry_point(first_assert: str, code: str | None) -> str:
+    """The function the first assert calls: one defined by the reference code, else the first non-builtin."""
+    called = [name for name in _CALLED.findall(first_assert) if name not in {"assert", "not", "and", "or", "in"}]
+    defined = set(re.findall(r"^def\s+([A-Za-z_]\w*)", code or "", re.MULTILINE))
+    for name in called:
+        if name in defined:
+            return name
+    return next((name for name in called if not hasattr(builtins, name)), "")
+
+
+def _model() -> type:
+    from service.datasets.schemas import MbppProblemIn
+
+    return MbppProblemIn
+
+
+FORMAT = Format(
+    name="mbpp", program=program, model=_model, columns=columns, rows=((is_row, from_row),),
+    summary="MBPP rows: test_setup_code + completion, then the asserts of test_list",
+)

@@ -9,6 +9,7 @@ from typing import Any
 
 from service.formats.harness import driver_program
 from service.formats.limits import case_time_limit_s
+from service.formats.registry import Format
 from service.problems import Program
 
 # Output kept for a run (the sample stores its first PASSK_OUTPUT_EXCERPT_BYTES).
@@ -47,3 +48,6 @@ def program(problem: Any, completion: str) -> Program:
             "case_time_limit_s": case_time_limit_s(problem),
         }
     )
+
+
+FORMAT = Format(name="run", program=program, summary="the problem behind POST /run_code (not for datasets)")

@@ -7,6 +7,8 @@ Pure orchestration over one callable, so the rules are unit-testable without Doc
 
 from __future__ import annotations
 
+import json
+
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -71,7 +73,11 @@ def execute_batch(
                 leaders[key] = sample
             to_run.append(sample)
 
-    jobs = [Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes, s.judged) for s in to_run]
+    jobs = [
+        Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes, s.judged, language=s.language,
+            native=json.loads(s.program) if s.language != "python" else None)
+        for s in to_run
+    ]
     reruns: dict[int, Rerun] = {}
     for sample, job, outcome in zip(to_run, jobs, run_jobs(jobs) if jobs else [], strict=True):
         by_sample[sample.id] = outcome

@@ -10,7 +10,7 @@ samples) and SKIP LOCKED where a wait could deadlock, as documented at each stat
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from sandbox.verdicts import Verdict
 from service.models import Dataset, Problem, Run, Sample
+from service.formats.native import with_toolchain
 from service.problems import program_for
 from service.states import ACTIVE_RUN_STATES, RunState, SampleState
 from service.worker.cache import cache_key
@@ -52,6 +53,8 @@ class ClaimedSample:
     cache_key: str | None = None
     # Whether the program runs under one of passk's judges (see sandbox.executor.Job).
     judged: bool = False
+    # The dataset's language; for any but Python, `program` is the JSON of the native job (sandbox/languages).
+    language: str = "python"
 
 
 def _candidate_runs(first_priority: str):
@@ -120,7 +123,7 @@ def _context(run_id: uuid.UUID, problem_id: int):
     """The problem's row, with the run's cache choice and the limits in force (run, then problem, then dataset)."""
     return (
         select(
-            problems, runs.c.use_cache,
+            problems, runs.c.use_cache, datasets.c.language,
             func.coalesce(runs.c.time_limit_s, problems.c.time_limit_s, datasets.c.time_limit_s).label("effective_time_limit_s"),
             func.coalesce(runs.c.memory_mb, problems.c.memory_mb, datasets.c.memory_mb).label("effective_memory_mb"),
         )
@@ -138,9 +141,11 @@ def claim_batch(
     lease_s: float,
     default_time_limit_s: float,
     default_memory_mb: int,
-    image_id: str,
+    image_id: str | Callable[[str], tuple[str, str]],
     first_priority: str = "interactive",
 ) -> list[ClaimedSample]:
+    """`image_id`: the sandbox image's id, or (languages) a function language -> (its image's id, toolchain
+    version), which the program and its cache key include."""
     rows: list = []
     for candidate in session.execute(_candidate_runs(first_priority)).scalars():
         rows = session.execute(_claim(candidate, owner, limit, lease_s)).all()
@@ -163,9 +168,11 @@ def claim_batch(
     )
     time_limit = context.effective_time_limit_s or default_time_limit_s
     memory_bytes = (context.effective_memory_mb or default_memory_mb) * 1024 * 1024
+    language = context.language or "python"
+    image_key, toolchain = image_id(language) if callable(image_id) else (image_id, "")
     claimed = []
     for row in sorted(rows, key=lambda r: r.id):
-        program = program_for(context, row.completion)
+        program = with_toolchain(program_for(context, row.completion), toolchain)
         limit_s = program.time_limit_s or time_limit
         claimed.append(
             ClaimedSample(
@@ -177,8 +184,9 @@ def claim_batch(
                 memory_bytes=memory_bytes,
                 attempts=row.attempts,
                 judged=program.judged,
+                language=program.language,
                 cache_key=(
-                    cache_key(program.text, limit_s, memory_bytes, image_id, program.judged) if context.use_cache else None
+                    cache_key(program.text, limit_s, memory_bytes, image_key, program.judged) if context.use_cache else None
                 ),
             )
         )

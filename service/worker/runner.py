@@ -68,6 +68,9 @@ class Worker:
         self.sandbox_errors = 0
         self.image_id = ""
         self.gate = ExclusiveGate(settings.rerun_exclusive_share)
+        # language -> (image tag, image id, toolchain version), built or found on first use.
+        self._images: dict[str, tuple[str, str, str]] = {}
+        self._image_lock = threading.Lock()
         # Wall-clock timeouts waiting for the re-run lane; their samples stay leased (and in flight) meanwhile.
         self.reruns = RerunQueue()
         # Woken by LISTEN passk_samples (issue 13); poll_interval_s is only the fallback.
@@ -128,6 +131,38 @@ class Worker:
     def stop(self) -> None:
         self.stopping.set()
 
+    # -- languages (sandbox/languages): one image each, built on demand the first time a dataset needs it
+
+    def _image_key(self, language: str) -> tuple[str, str]:
+        """(image id, toolchain version) of a language: part of the program and of its cache key."""
+        if language == "python":
+            return self.image_id, ""
+        _, image_id, version = self._language_image(language)
+        return image_id, version
+
+    def _language_tag(self, language: str) -> str:
+        return self._language_image(language)[0]
+
+    def _language_image(self, language: str) -> tuple[str, str, str]:
+        from sandbox.images import ensure_language_image, toolchain_version
+
+        with self._image_lock:
+            if language not in self._images:
+                client = connect()
+                tag = ensure_language_image(client, language)
+                version = toolchain_version(client, tag, language)
+                self._images[language] = (tag, client.images.get(tag).id, version)
+                with transaction(self.sessions) as session:
+                    session.execute(
+                        text(
+                            "INSERT INTO toolchains (language, image, version) VALUES (:l, :i, :v) "
+                            "ON CONFLICT (language) DO UPDATE SET image = :i, version = :v, updated_at = now()"
+                        ),
+                        {"l": language, "i": tag, "v": version},
+                    )
+                log.warning("language %s: image %s, %s", language, tag, version)
+            return self._images[language]
+
     # -- threads
 
     def _new_sandbox(self) -> Sandbox:
@@ -135,7 +170,7 @@ class Worker:
         return Sandbox(
             connect(),
             SandboxSettings(
-                image=self.image, cpus=cfg.sandbox_cpus, pids=cfg.sandbox_pids,
+                image=self.image, images=self._language_tag, cpus=cfg.sandbox_cpus, pids=cfg.sandbox_pids,
                 scratch_bytes=cfg.sandbox_scratch_mb * 1024 * 1024, excerpt_bytes=cfg.output_excerpt_bytes,
                 owner=self.owner,
             ),
@@ -160,6 +195,10 @@ class Worker:
                     _discard(sandbox)
                     self.stopping.wait(2.0)
         finally:
+            stats = sandbox.settings.stats
+            if stats.get("compiles"):
+                log.warning("%s: compiles=%d compile_hits=%d", threading.current_thread().name,
+                            stats["compiles"], stats["compile_hits"])
             _discard(sandbox)
 
     def _execute_one(self, sandbox: Sandbox) -> bool:
@@ -175,7 +214,7 @@ class Worker:
         with transaction(self.sessions) as session:
             claimed = queue.claim_batch(
                 session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
-                cfg.default_memory_mb, self.image_id, first,
+                cfg.default_memory_mb, self._image_key, first,
             )
             hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         if not claimed:

@@ -1,0 +1,49 @@
+"""The languages passk runs: one module per language, each defining `LANGUAGE` (see base.py).
+
+To add a language: write `sandbox/languages/<name>.py` with `LANGUAGE = Language(...)`, add its name to
+`MODULES` below, and add `tests/languages/test_<name>.py`. Nothing else names languages.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from sandbox.languages.base import PASS_TOKEN_ENV, Language
+
+__all__ = ["MODULES", "PASS_TOKEN_ENV", "Language", "all_languages", "get", "resolve"]
+
+# Module names under sandbox/languages/, in the order they are listed.
+MODULES = ("python", "cpp", "java", "javascript", "typescript", "go", "rust")
+
+
+@cache
+def all_languages() -> dict[str, Language]:
+    """name -> Language for every module that exists (a branch may not have all of them yet)."""
+    found: dict[str, Language] = {}
+    for module_name in MODULES:
+        try:
+            module = importlib.import_module(f"sandbox.languages.{module_name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"sandbox.languages.{module_name}":
+                continue
+            raise
+        language: Language = module.LANGUAGE
+        found[language.name] = language
+    return found
+
+
+def get(name: str) -> Language:
+    try:
+        return all_languages()[name]
+    except KeyError:
+        raise ValueError(f"unknown language {name!r}; known: {', '.join(all_languages())}") from None
+
+
+def resolve(name: str) -> Language:
+    """A language by its name or one of its aliases ("c++", "js", "rs"), case-insensitive."""
+    wanted = name.strip().lower()
+    for language in all_languages().values():
+        if wanted == language.name or wanted in language.aliases:
+            return language
+    return get(wanted)

@@ -1,0 +1,95 @@
+"""What a language is to passk: its image, how a program is compiled and run, and how a pass is proven.
+
+A language module (`sandbox/languages/<name>.py`) defines `LANGUAGE = Language(...)` and nothing
+else is needed to register it (see `sandbox/languages/__init__.py`). Modules here are host-side data
+plus small pure functions: no Docker calls. The sandbox side (sandbox/runtime/native.py) receives
+what a job needs of them (files, argv, limits) in the job itself.
+
+The pass token: every execution of a self-checking program gets a fresh random token in the
+environment variable `PASSK_PASS_TOKEN`; a pass needs exit status 0 *and* the token as the last line
+of stdout. `tests_program` wraps the tests so that the token is printed only after they all ran, so a
+program that ends early with status 0 (`exit(0)` from the candidate's code, a global constructor, an
+`atexit` handler) never passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
+
+MB = 1024 * 1024
+
+
+def _no_flags(memory_bytes: int) -> tuple[str, ...]:
+    return ()
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def _humaneval_x(prompt: str, declaration: str, completion: str, test: str) -> str:
+    return prompt + completion + "\n" + test
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str  # "cpp": the value of a dataset's `language`
+    title: str  # "C++"
+    # Debian (bookworm) packages installed in the language's image.
+    packages: tuple[str, ...] = ()
+    # npm packages ("typescript@5.4.5"), fetched on the host with `npm pack` and installed offline.
+    npm_packages: tuple[str, ...] = ()
+    # Shell commands run at image build time (offline, as root), after the packages are installed.
+    image_setup: tuple[str, ...] = ()
+    # Extra files for the image's build context: (path inside the repository, path in the context).
+    # Available to `image_setup` under /passk-context/<path in the context> during the build.
+    context_files: tuple[tuple[str, str], ...] = ()
+    # The file the program is written to in its scratch directory.
+    source_file: str = "main.py"
+    # argv run in the scratch directory to build the program, or None (interpreted). Part of the
+    # compile-cache key, with the source bytes and the toolchain version.
+    compile: tuple[str, ...] | None = None
+    # argv that runs the program (the tests of a self-checking program; the solution for stdio).
+    run: tuple[str, ...] = ()
+    # argv whose output's first line is the toolchain version (probed once per image).
+    version: tuple[str, ...] = ()
+    compile_time_limit_s: float = 10.0
+    compile_memory_bytes: int = 1024 * MB
+    # Extra argv inserted after run[0] for runtimes that need their own heap cap (JVM -Xmx...).
+    run_memory_flags: Callable[[int], tuple[str, ...]] = _no_flags
+    # False for runtimes that reserve far more address space than they use (JVM, node, Go): RLIMIT_AS is
+    # then not set, and the container's memory cgroup (and run_memory_flags) hold memory instead.
+    limit_address_space: bool = True
+    # Processes/threads the toolchain or runtime needs (the container's pids limit is at least this).
+    pids: int = 64
+    # How a self-checking program's tests become the source compiled: must print the pass token (from
+    # $PASSK_PASS_TOKEN, on a line of its own, last) only after every test ran.
+    tests_program: Callable[[str], str] = _unchanged
+    # HumanEval-X's program before `tests_program` wraps it: (prompt, declaration, completion, test) -> text.
+    # Default prompt + completion + "\n" + test, as the original harness builds it.
+    humaneval_x_program: Callable[[str, str, str, str], str] = _humaneval_x
+    # How a stdio solution becomes the source compiled (usually as it is).
+    stdio_program: Callable[[str], str] = _unchanged
+    # (regex searched in stderr, verdict) for a failed run: which failures are the tests' assertions
+    # ("failed") and which are other runtime errors ("error"). First match wins; no match: "failed".
+    stderr_verdicts: tuple[tuple[str, str], ...] = ()
+    # Names MultiPL-E and others use for the language ("cpp", "js", "rs"...).
+    aliases: tuple[str, ...] = ()
+    # The original harness's commands, for bench/languages.py: shell lines run in a directory holding
+    # `source_file` (HumanEval-X's execution.py).
+    reference_commands: tuple[str, ...] = ()
+    # Python only: judged by passk's Python judges (sandbox/runtime), not compiled/run by argv.
+    native: bool = True
+    notes: str = ""
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def compiled(self) -> bool:
+        return self.compile is not None
+
+    def run_argv(self, memory_bytes: int) -> tuple[str, ...]:
+        flags = self.run_memory_flags(memory_bytes)
+        return (self.run[0], *flags, *self.run[1:]) if flags else self.run

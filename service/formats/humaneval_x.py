@@ -1,0 +1,80 @@
+"""HumanEval-X: the 164 HumanEval problems in C++, Go, Java, JavaScript, Python and Rust (THUDM/CodeGeeX).
+
+Rows as published: `task_id` ("CPP/0"), `prompt`, `declaration`, `canonical_solution`, `test`
+(`example_test` is kept out of the run, as in the original harness). The program is the original
+harness's, `prompt + completion + "\\n" + test` (a language module may build it otherwise, with
+`humaneval_x_program`), wrapped by the language so that a pass needs the tests to have run to their
+end (the pass token, sandbox/languages/base.py). Python rows belong in the `humaneval` format.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from sandbox import languages
+from service.formats.fields import _ID, _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
+from service.formats.registry import NATIVE, UNUSED_COLUMNS, Format, language_of
+from service.problems import Program
+
+# task_id prefix -> language
+PREFIXES = {"CPP": "cpp", "Java": "java", "JavaScript": "javascript", "Go": "go", "Rust": "rust",
+            "Python": "python", "TypeScript": "typescript"}
+
+
+class HumanEvalXProblemIn(BaseModel):
+    """A HumanEval-X row as published; the program is prompt + completion + "\\n" + test."""
+
+    format: Literal["humaneval-x"]
+    id: Key = _ID
+    prompt: StorableStr
+    declaration: StorableStr = ""
+    canonical_solution: StorableStr | None = None
+    test: StorableStr = Field(description="The tests: a `main` (or test functions) that fails on a wrong answer.")
+    example_test: StorableStr | None = Field(None, description="Not run (as in the original harness).")
+    tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
+    time_limit_s: PositiveSeconds | None = _TIME_LIMIT
+    memory_mb: PositiveMB | None = _MEMORY
+
+
+def is_row(row: dict[str, Any]) -> bool:
+    return {"task_id", "prompt", "declaration", "test"} <= row.keys() and "entry_point" not in row
+
+
+def from_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {"format": "humaneval-x", **row}
+
+
+def language_of_row(row: dict[str, Any]) -> str | None:
+    """The language a row's task_id names ("CPP/0" -> "cpp"), if any."""
+    prefix = str(row.get("task_id", row.get("id", ""))).split("/", 1)[0]
+    return PREFIXES.get(prefix)
+
+
+def columns(problem: Any) -> dict[str, Any]:
+    return {
+        **UNUSED_COLUMNS,
+        "format": "humaneval-x",
+        "prompt": problem.prompt,
+        "test": problem.test,
+        "entry_point": "",
+        "canonical_solution": problem.canonical_solution,
+        "setup_code": problem.declaration,  # kept for the record; the program starts with the prompt
+    }
+
+
+def program(problem: Any, completion: str) -> Program:
+    from service.formats.native import tests_program
+
+    name = language_of(problem)
+    language = languages.get(name)
+    text = language.humaneval_x_program(problem.prompt, problem.setup_code or "", completion, problem.test)
+    return tests_program(problem, text, name)
+
+
+FORMAT = Format(
+    name="humaneval-x", program=program, model=lambda: HumanEvalXProblemIn, columns=columns,
+    rows=((is_row, from_row),), languages=NATIVE,
+    summary="HumanEval-X rows: prompt + completion + test, compiled and run; exit 0 and the pass token",
+)

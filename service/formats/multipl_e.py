@@ -1,0 +1,63 @@
+"""MultiPL-E: HumanEval and MBPP translated to 18+ languages (nuprl/MultiPL-E).
+
+Rows as published: `name`, `language` ("cpp", "java", "js", "go", "rs"...), `prompt`, `tests`,
+`stop_tokens` (other fields are ignored). The program is MultiPL-E's: `prompt + completion + "\\n" +
+tests`, wrapped by the language so that a pass needs the tests to have run to their end.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AliasChoices, BaseModel, Field
+
+from service.formats.fields import _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
+from service.formats.registry import NATIVE, UNUSED_COLUMNS, Format, language_of
+from service.problems import Program
+
+
+class MultiplEProblemIn(BaseModel):
+    """A MultiPL-E row as published; the program is prompt + completion + "\\n" + tests."""
+
+    format: Literal["multipl-e"]
+    id: Key = Field(validation_alias=AliasChoices("id", "name", "task_id"), description="The row's `name`.")
+    language: Key = Field(description="MultiPL-E's language name (\"cpp\", \"java\", \"js\"...): the dataset's.")
+    prompt: StorableStr
+    tests: StorableStr
+    stop_tokens: list[StorableStr] = Field(default_factory=list, description="Kept by clients; not used here.")
+    tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
+    time_limit_s: PositiveSeconds | None = _TIME_LIMIT
+    memory_mb: PositiveMB | None = _MEMORY
+
+
+def is_row(row: dict[str, Any]) -> bool:
+    return {"name", "language", "prompt", "tests"} <= row.keys()
+
+
+def from_row(row: dict[str, Any]) -> dict[str, Any]:
+    keep = ("language", "prompt", "tests", "stop_tokens")
+    return {"format": "multipl-e", "id": row["name"], **{key: row[key] for key in keep if key in row}}
+
+
+def columns(problem: Any) -> dict[str, Any]:
+    return {
+        **UNUSED_COLUMNS,
+        "format": "multipl-e",
+        "prompt": problem.prompt,
+        "test": problem.tests,
+        "entry_point": "",
+        "canonical_solution": None,
+    }
+
+
+def program(problem: Any, completion: str) -> Program:
+    from service.formats.native import tests_program
+
+    return tests_program(problem, problem.prompt + completion + "\n" + problem.test, language_of(problem))
+
+
+FORMAT = Format(
+    name="multipl-e", program=program, model=lambda: MultiplEProblemIn, columns=columns,
+    rows=((is_row, from_row),), languages=NATIVE,
+    summary="MultiPL-E rows: prompt + completion + \"\\n\" + tests, compiled and run; exit 0 and the pass token",
+)

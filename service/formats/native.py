@@ -1,0 +1,55 @@
+"""Programs in languages other than Python: the `native` job the supervisor compiles and runs.
+
+The language module (sandbox/languages/<name>.py) says how to compile and run; this module adds the
+problem's limits. The toolchain version is filled in by the worker (service/worker), which knows the
+language's image, so that it is part of both the verdict cache key and the in-sandbox compile cache key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sandbox import languages
+from sandbox.languages.jobs import stdio_spec, tests_spec
+from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL_TOL
+from service.formats.limits import case_time_limit_s
+from service.problems import Program
+from service.settings import get_settings
+
+
+def memory_bytes(problem: Any) -> int:
+    for value in (getattr(problem, "effective_memory_mb", None), getattr(problem, "memory_mb", None)):
+        if value:
+            return int(value) * 1024 * 1024
+    return get_settings().default_memory_mb * 1024 * 1024
+
+
+def as_program(spec: dict[str, Any], language: str, time_limit_s: float | None = None) -> Program:
+    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return Program(text, time_limit_s, judged=False, language=language, native=spec)
+
+
+def with_toolchain(program: Program, toolchain: str) -> Program:
+    """The same program with its language's toolchain version (part of both cache keys)."""
+    if program.native is None:
+        return program
+    return as_program({**program.native, "toolchain": toolchain}, program.language, program.time_limit_s)
+
+
+def tests_program(problem: Any, text: str, language_name: str) -> Program:
+    """A self-checking program (its tests in its own `main`): passes with exit 0 and the pass token last."""
+    language = languages.get(language_name)
+    return as_program(tests_spec(language, text, "", memory_bytes(problem)), language.name)
+
+
+def stdio_program(problem: Any, completion: str, language_name: str) -> Program:
+    language = languages.get(language_name)
+    limit = case_time_limit_s(problem)
+    spec = stdio_spec(
+        language, completion, problem.cases, limit, problem.comparison or DEFAULT_POLICY,
+        DEFAULT_ABS_TOL if problem.abs_tol is None else problem.abs_tol,
+        DEFAULT_REL_TOL if problem.rel_tol is None else problem.rel_tol,
+        "", memory_bytes(problem),
+    )
+    return as_program(spec, language.name, limit)

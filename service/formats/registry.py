@@ -1,0 +1,101 @@
+"""The formats passk knows: one module per format, each defining `FORMAT = Format(...)`.
+
+A format owns its problem schema (the API's pydantic model), the problem columns it fills, the
+published row shapes it recognises (for `passk datasets import` and the loader), the languages it
+serves, and how a sample becomes a program. Adding a format is one module plus its name in MODULES:
+the API's validation, the dataset service, the loader and the worker all ask this registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from service.problems import Program
+
+RowTest = Callable[[dict[str, Any]], bool]
+RowConvert = Callable[[dict[str, Any]], dict[str, Any]]
+
+# Module names under service/formats/, in their listing (and row detection) order.
+MODULES = ("humaneval", "mbpp", "stdio", "call", "run", "humaneval_x", "multipl_e")
+NATIVE = ("<every language but python>",)
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str  # the value of a problem's `format`
+    program: Callable[[Any, str], Program]  # (problem row, completion) -> the program the sandbox runs
+    # The API's model for a problem of this format (a callable, so that models load lazily); None: the
+    # format is not posted in datasets (`run`, the problem behind POST /run_code).
+    model: Callable[[], type] | None = None
+    # A validated model -> the problem's columns (see service.models.Problem).
+    columns: Callable[[Any], dict[str, Any]] | None = None
+    # Published row shapes this format recognises: (is it one?, convert it to API form).
+    rows: tuple[tuple[RowTest, RowConvert], ...] = ()
+    # The languages a dataset of this format may have; None: every language in sandbox/languages; NATIVE:
+    # every one but Python (whose self-checking programs have formats of their own).
+    languages: tuple[str, ...] | None = ("python",)
+    summary: str = ""
+
+
+@cache
+def formats() -> dict[str, Format]:
+    found: dict[str, Format] = {}
+    for module_name in MODULES:
+        module = importlib.import_module(f"service.formats.{module_name}")
+        found[module.FORMAT.name] = module.FORMAT
+    return found
+
+
+def get(name: str) -> Format:
+    try:
+        return formats()[name]
+    except KeyError:
+        raise ValueError(f"unknown problem format {name!r}") from None
+
+
+def postable() -> dict[str, Format]:
+    """Formats a dataset's problems may have, by name."""
+    return {name: fmt for name, fmt in formats().items() if fmt.model is not None}
+
+
+@cache
+def models() -> dict[str, type]:
+    return {name: fmt.model() for name, fmt in postable().items() if fmt.model is not None}
+
+
+def for_model(model: Any) -> Format:
+    for name, cls in models().items():
+        if isinstance(model, cls):
+            return formats()[name]
+    raise ValueError(f"no format has the model {type(model).__name__}")
+
+
+def row_sources() -> tuple[tuple[RowTest, RowConvert], ...]:
+    """Every format's published row shapes, in MODULES order (first match wins)."""
+    return tuple(source for fmt in formats().values() for source in fmt.rows)
+
+
+def allows_language(format_name: str, language: str) -> bool:
+    from sandbox import languages
+
+    allowed = get(format_name).languages
+    if allowed == NATIVE:
+        return language in languages.all_languages() and languages.get(language).native
+    return allowed is None or language in allowed
+
+
+def program_for(problem: Any, completion: str) -> Program:
+    return get(getattr(problem, "format", None) or "humaneval").program(problem, completion)
+
+
+# Every problem row names every column: a multi-row INSERT takes its columns from the first row.
+UNUSED_COLUMNS: dict[str, Any] = {"setup_code": None, "cases": None, "comparison": None, "abs_tol": None, "rel_tol": None}
+
+
+def language_of(problem: Any) -> str:
+    """The language of a problem's dataset (the worker's problem rows carry it); Python if absent."""
+    return getattr(problem, "language", None) or "python"

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -29,11 +27,10 @@ from sqlalchemy import func, insert, select, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from passk_dev.localstack import create_database  # noqa: E402
+from passk_dev.localstack import create_database, postgres_server  # noqa: E402
 from sandbox.executor import Outcome  # noqa: E402
 from sandbox.verdicts import Verdict  # noqa: E402
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction  # noqa: E402
-from service.embedded_postgres import EmbeddedPostgres  # noqa: E402
 from service.models import Dataset, Problem, Run, Sample  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.states import SampleState  # noqa: E402
@@ -163,17 +160,11 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=400_000, help="queued samples seeded before each level")
     args = parser.parse_args()
 
-    server, root = None, None
-    base = Settings().test_database_url
-    if not base:
-        root = Path(tempfile.mkdtemp(prefix="passk-queue-scale-"))
-        server = EmbeddedPostgres(root)
-        base = server.start()
-    try:
+    with postgres_server("passk-queue-scale") as server:
         print(f"{'workers':>8} {'samples/s':>10} {'claims':>8} {'claim p50 ms':>13} {'claim p99 ms':>13}")
         rows = []
         for workers in args.workers:
-            url = create_database(base, "passk_queue_scale")
+            url = create_database(server, "passk_queue_scale")
             seed(url, args.samples)
             row = measure(url, workers, args.batch, args.seconds, args.processes)
             rows.append(row)
@@ -184,10 +175,6 @@ def main() -> None:
             rate = at_target[0]["samples_per_s"]
             print(f"target: >= {TARGET_RATE:,} samples/s at {TARGET_WORKERS} workers: {rate:,.0f} "
                   f"({'met' if rate >= TARGET_RATE else 'not met'}; batch {args.batch})")
-    finally:
-        if server is not None:
-            server.stop()
-            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

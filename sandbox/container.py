@@ -37,6 +37,9 @@ ENGINE_ERRORS = (DockerException, requests.RequestException, OSError)
 MAX_CONTAINER_AGE_S = 3600 + 600
 
 
+SANDBOX_CPU_SHARES = 256
+
+
 @dataclass(frozen=True)
 class ContainerConfig:
     """Container-wide limits; per-program limits travel with each job."""
@@ -47,6 +50,9 @@ class ContainerConfig:
     pids: int = 64
     scratch_bytes: int = 64 * 1024 * 1024
     owner: str = "passk"
+    # Relative CPU weight under contention (Docker's default is 1024): sandboxes yield to the API and the
+    # database when the host is saturated, and take everything when it is not.
+    cpu_shares: int = SANDBOX_CPU_SHARES
 
 
 class ContainerBroken(RuntimeError):
@@ -88,6 +94,7 @@ class SandboxContainer:
             memswap_limit=cfg.memory_bytes + SUPERVISOR_HEADROOM_BYTES,
             pids_limit=cfg.pids,
             nano_cpus=int(cfg.cpus * 1e9),
+            cpu_shares=cfg.cpu_shares,
             cap_drop=["ALL"],
             cap_add=SUPERVISOR_CAPABILITIES,
             # System V shared memory dies with the last process attached to it (and passk removes every

@@ -377,3 +377,21 @@ async def test_bca_interval_is_reproducible_and_matches_the_offline_report(
     )
     assert offline["metrics"] == first["metrics"]
     assert offline["histogram"] == first["histogram"]
+
+
+async def test_metrics_carry_an_etag_that_follows_the_run_state(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    dataset = await create_dataset(client, ["p", "q"])
+    run = await create_run(client, dataset["id"], {"p": 4, "q": 4})
+    await set_verdicts(db_session, run["id"], "p", ["passed", "failed", "passed", "passed"])
+    first = await _metrics(client, run["id"], k="1,2")
+    etag = first.headers["etag"]
+    assert first.status_code == 200 and etag.startswith('"')
+    # Unchanged run, same query: 304 without a body; another query is another ETag.
+    again = await client.get(f"/v1/runs/{run['id']}/metrics", params={"k": "1,2"}, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+    assert (await _metrics(client, run["id"], k="1")).headers["etag"] != etag
+    # A verdict more changes the state: a full answer under a new ETag.
+    await set_verdicts(db_session, run["id"], "q", ["passed", "passed", "failed", "failed"])
+    changed = await client.get(f"/v1/runs/{run['id']}/metrics", params={"k": "1,2"}, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    assert changed.json()["problems"] == 2 and first.json()["problems"] == 1

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/load.py                  # 3 minutes
     .venv/bin/python bench/load.py --seconds 30     # a quick look
+    .venv/bin/python bench/load.py --slowdown 3280 --loop 20000   # one run alone, then under 20 pollers
 
 Everything runs on this machine against 127.0.0.1: a LocalStack started here (its own Postgres
 cluster, the API over HTTP, one worker with a sandbox per core). Each client, in a loop until the
@@ -36,7 +37,7 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from passk_dev.localstack import LocalStack  # noqa: E402
+from passk_dev.localstack import LocalStack, wait_for_run  # noqa: E402
 
 PROBLEMS = 4
 PROMPT = "def work(n):\n"
@@ -192,6 +193,68 @@ async def drive(stack: LocalStack, dataset_id: str, args: argparse.Namespace) ->
     return stats
 
 
+async def _poll_run(stack: LocalStack, run_id: str, args: argparse.Namespace, stats: Stats, done: asyncio.Event) -> None:
+    """One client: the run's status, /v1/status and the run's metrics (revalidated with its ETag), until it ends."""
+    headers = {"Authorization": f"Bearer {stack.api_key}"}
+    etag = ""
+    async with httpx.AsyncClient(base_url=stack.api_url, headers=headers, timeout=60) as client:
+        while not done.is_set():
+            response = await stats.call("GET /v1/runs/{id}", client, "GET", f"/v1/runs/{run_id}")
+            if response is not None and response.status_code == 200 and response.json()["status"] in FINISHED:
+                done.set()
+            await stats.call("GET /v1/status", client, "GET", "/v1/status")
+            metrics = await stats.call(
+                "GET /v1/runs/{id}/metrics", client, "GET", f"/v1/runs/{run_id}/metrics",
+                params={"k": "1,10"}, headers={"If-None-Match": etag} if etag else {},
+            )
+            if metrics is not None and metrics.status_code == 200:
+                etag = metrics.headers.get("etag", "")
+            await asyncio.sleep(args.poll_interval)
+
+
+def _big_run(client: httpx.Client, dataset_id: str, args: argparse.Namespace, tag: str) -> str:
+    samples = [{"problem_id": f"p{j % PROBLEMS}", "completion": completion(args.loop, f"{tag} {j}", j % 4 != 3)}
+               for j in range(args.slowdown)]
+    body = {"dataset_id": dataset_id, "model": tag, "sampling": {"temperature": 0.8}, "samples": samples, "cache": False}
+    return client.post("/v1/runs", json=body).raise_for_status().json()["id"]
+
+
+def slowdown(args: argparse.Namespace, log_path: Path) -> int:
+    """One run of --slowdown samples alone, then the same under --clients pollers: latencies and the slowdown."""
+    with LocalStack(prefix="passk_load", private_postgres=True, log_path=log_path) as stack:
+        with stack.client(timeout=120) as client:
+            body = {"name": "load", "problems": [
+                {"id": f"p{i}", "prompt": PROMPT, "test": TEST, "entry_point": "work"} for i in range(PROBLEMS)
+            ]}
+            dataset_id = client.post("/v1/datasets", json=body).raise_for_status().json()["id"]
+            stack.start_worker(concurrency=args.concurrency)
+            started = time.monotonic()
+            wait_for_run(client, _big_run(client, dataset_id, args, "alone"), timeout_s=3600)
+            alone_s = time.monotonic() - started
+            stats = Stats(deadline=float("inf"))
+            started = time.monotonic()
+            run_id = _big_run(client, dataset_id, args, "loaded")
+
+            async def poll_all() -> None:
+                done = asyncio.Event()
+                await asyncio.gather(*(_poll_run(stack, run_id, args, stats, done) for _ in range(args.clients)))
+
+            asyncio.run(poll_all())
+            loaded_s = time.monotonic() - started
+            stack.stop_workers()
+    print(f"\na run of {args.slowdown} samples: {alone_s:.1f} s alone, {loaded_s:.1f} s under {args.clients} pollers "
+          f"(slowdown {100 * (loaded_s / alone_s - 1):+.0f} %, target <= +20 %)")
+    print(f"{'endpoint':<26}{'requests':>9}{'req/s':>8}{'p50 ms':>9}{'p95 ms':>9}")
+    for name in sorted(stats.latencies):
+        values = [v * 1000 for v in stats.latencies[name]]
+        print(f"{name:<26}{len(values):>9}{len(values) / loaded_s:>8.1f}{statistics.median(values):>9.1f}"
+              f"{percentile(values, 95):>9.1f}")
+    status = stats.latencies.get("GET /v1/runs/{id}", [])
+    p95 = percentile([v * 1000 for v in status], 95)
+    print(f"run status p95 {p95:.1f} ms (target < {STATUS_P95_TARGET_MS:.0f} ms): {'met' if p95 < STATUS_P95_TARGET_MS else 'MISSED'}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=180.0, help="how long clients submit and poll (default 180)")
@@ -203,11 +266,14 @@ def main() -> int:
     parser.add_argument("--drain-seconds", type=float, default=300.0, help="how long to wait for the last runs")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--log", type=Path, help="the API's and worker's output (default: a temporary file, removed)")
+    parser.add_argument("--slowdown", type=int, metavar="SAMPLES",
+                        help="instead: one run of SAMPLES alone, then under --clients pollers of its status, "
+                             "/v1/status and its metrics; prints their latencies and the run's slowdown")
     args = parser.parse_args()
 
     log_path = args.log or Path(tempfile.mkstemp(prefix="passk-load-", suffix=".log")[1])
     try:
-        return run(args, log_path)
+        return slowdown(args, log_path) if args.slowdown else run(args, log_path)
     finally:
         if args.log is None:
             log_path.unlink(missing_ok=True)

@@ -5,7 +5,7 @@
 
 Each simulated worker is a thread doing what a worker's thread does with the queue, through the same
 functions (service/worker/queue.py, results.py): claim a batch (one transaction), renew its leases (as the
-maintenance thread does), then record a passing verdict for every sample (one transaction). Execution is a
+maintenance thread does, every 5 s), then record a passing verdict for every sample (one transaction). Execution is a
 no-op, so the figures are the database's side alone. Workers are spread over processes (one connection
 each), so Python's GIL is not what is measured. Prints samples/s through the queue and the claim latency
 (p50 / p99, the claim's transaction including its commit), and checks that no sample was recorded twice.
@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -29,11 +27,10 @@ from sqlalchemy import func, insert, select, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from passk_dev.localstack import create_database  # noqa: E402
+from passk_dev.localstack import create_database, postgres_server  # noqa: E402
 from sandbox.executor import Outcome  # noqa: E402
 from sandbox.verdicts import Verdict  # noqa: E402
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction  # noqa: E402
-from service.embedded_postgres import EmbeddedPostgres  # noqa: E402
 from service.models import Dataset, Problem, Run, Sample  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.states import SampleState  # noqa: E402
@@ -41,6 +38,8 @@ from service.worker import queue, results  # noqa: E402
 
 TARGET_WORKERS, TARGET_RATE = 64, 20_000
 RUNS, PROBLEMS = 8, 64
+# A worker renews its in-flight leases every min(lease / 4, 5 s) (service/worker/runner.py).
+RENEW_EVERY_S = 5.0
 
 
 def seed(url: str, samples_total: int) -> None:
@@ -81,6 +80,7 @@ def seed(url: str, samples_total: int) -> None:
 
 def _worker_thread(sessions, owner: str, batch: int, deadline: float, out: list, barrier) -> None:
     claims, recorded = [], 0
+    renewed_at = time.monotonic()
     barrier.wait()
     while time.monotonic() < deadline:
         started = time.perf_counter()
@@ -89,8 +89,10 @@ def _worker_thread(sessions, owner: str, batch: int, deadline: float, out: list,
         claims.append(time.perf_counter() - started)
         if not claimed:
             continue
-        with transaction(sessions) as session:
-            queue.renew_leases(session, owner, 60.0, [s.id for s in claimed])
+        if time.monotonic() - renewed_at >= RENEW_EVERY_S:  # as a worker's maintenance thread renews
+            with transaction(sessions) as session:
+                queue.renew_leases(session, owner, 60.0, [s.id for s in claimed])
+            renewed_at = time.monotonic()
         outcomes = [Outcome(id=str(s.id), verdict=Verdict.PASSED, duration_ms=1.0, cpu_ms=1.0) for s in claimed]
         with transaction(sessions) as session:
             results.record_outcomes(session, owner, claimed, outcomes, max_attempts=3)
@@ -163,17 +165,11 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=400_000, help="queued samples seeded before each level")
     args = parser.parse_args()
 
-    server, root = None, None
-    base = Settings().test_database_url
-    if not base:
-        root = Path(tempfile.mkdtemp(prefix="passk-queue-scale-"))
-        server = EmbeddedPostgres(root)
-        base = server.start()
-    try:
+    with postgres_server("passk-queue-scale") as server:
         print(f"{'workers':>8} {'samples/s':>10} {'claims':>8} {'claim p50 ms':>13} {'claim p99 ms':>13}")
         rows = []
         for workers in args.workers:
-            url = create_database(base, "passk_queue_scale")
+            url = create_database(server, "passk_queue_scale")
             seed(url, args.samples)
             row = measure(url, workers, args.batch, args.seconds, args.processes)
             rows.append(row)
@@ -184,10 +180,6 @@ def main() -> None:
             rate = at_target[0]["samples_per_s"]
             print(f"target: >= {TARGET_RATE:,} samples/s at {TARGET_WORKERS} workers: {rate:,.0f} "
                   f"({'met' if rate >= TARGET_RATE else 'not met'}; batch {args.batch})")
-    finally:
-        if server is not None:
-            server.stop()
-            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +43,21 @@ def create_database(server_url: str, prefix: str) -> str:
     url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
     upgrade_to_head(url)
     return url
+
+
+@contextmanager
+def postgres_server(prefix: str) -> Iterator[str]:
+    """A PostgreSQL server's URL: PASSK_TEST_DATABASE_URL's, else a private embedded cluster, stopped after."""
+    if url := Settings().test_database_url:
+        yield url
+        return
+    root = Path(tempfile.mkdtemp(prefix=f"{prefix}-pg-"))
+    server = EmbeddedPostgres(root)
+    try:
+        yield server.start()
+    finally:
+        server.stop()
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @dataclass

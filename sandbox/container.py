@@ -37,6 +37,9 @@ ENGINE_ERRORS = (DockerException, requests.RequestException, OSError)
 MAX_CONTAINER_AGE_S = 3600 + 600
 
 
+SANDBOX_CPU_SHARES = 256
+
+
 @dataclass(frozen=True)
 class ContainerConfig:
     """Container-wide limits; per-program limits travel with each job."""
@@ -51,6 +54,9 @@ class ContainerConfig:
     # mounted at /var/cache/passk, owned by the judge's uid (sandbox/runtime/native.py). 0: none (Python).
     exec_scratch: bool = False
     cache_bytes: int = 0
+    # Relative CPU weight under contention (Docker's default is 1024): sandboxes yield to the API and the
+    # database when the host is saturated, and take everything when it is not.
+    cpu_shares: int = SANDBOX_CPU_SHARES
 
 
 class ContainerBroken(RuntimeError):
@@ -92,6 +98,7 @@ class SandboxContainer:
             memswap_limit=cfg.memory_bytes + cfg.cache_bytes + SUPERVISOR_HEADROOM_BYTES,
             pids_limit=cfg.pids,
             nano_cpus=int(cfg.cpus * 1e9),
+            cpu_shares=cfg.cpu_shares,
             cap_drop=["ALL"],
             cap_add=SUPERVISOR_CAPABILITIES,
             # System V shared memory dies with the last process attached to it (and passk removes every

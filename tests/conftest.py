@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import secrets
-import shutil
-import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,9 +24,31 @@ from service.auth.keys import SCOPES
 from service.auth.repository import create_key
 from service.database import make_async_engine
 from service.dependencies import get_session
-from service.embedded_postgres import EmbeddedPostgres
-from passk_dev.localstack import create_database
+from passk_dev.localstack import create_database, postgres_server
 from service.settings import Settings
+
+
+# The real parts a test needs, as markers (registered in pyproject.toml), so a developer can run one tier:
+# `pytest -m "not db and not docker and not browser and not toolchain"` runs the pure unit tests.
+_DB_FIXTURES = {"database_url", "engine", "db_session", "app", "client", "anonymous_client", "stack"}
+_DOCKER_FIXTURES = {"docker_client", "sandbox_image", "sandbox", "stack", "compose"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        parts = set(Path(str(item.path)).parts)
+        if fixtures & _DB_FIXTURES or "deploy" in parts:
+            item.add_marker(pytest.mark.db)
+        if fixtures & _DOCKER_FIXTURES or parts & {"sandbox", "deploy", "e2e"}:
+            item.add_marker(pytest.mark.docker)
+        module = getattr(item, "module", None)
+        if module is not None and any(
+            getattr(value, "__module__", "").startswith("playwright") for value in vars(module).values()
+        ):
+            item.add_marker(pytest.mark.browser)
+        if "languages" in parts:
+            item.add_marker(pytest.mark.toolchain)
 
 
 def _admin_conninfo(url: str) -> str:
@@ -41,20 +61,11 @@ def database_url() -> Iterator[str]:
 
     No skip: if PostgreSQL cannot start, every test errors with the reason.
     """
-    server = None
-    base_url = Settings().test_database_url
-    if not base_url:
-        server = EmbeddedPostgres(Path(tempfile.mkdtemp(prefix="passk-test-pg-")))
-        base_url = server.start()
-    try:
+    with postgres_server("passk-test") as base_url:
         url = create_database(base_url, "passk_test")
         yield url
         with psycopg.connect(_admin_conninfo(base_url), autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
-    finally:
-        if server is not None:
-            server.stop()
-            shutil.rmtree(server.root, ignore_errors=True)
 
 
 @pytest.fixture

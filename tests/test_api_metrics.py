@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from math import comb
 from typing import Any
@@ -165,7 +164,7 @@ async def test_bad_parameters_are_named(client: httpx.AsyncClient) -> None:
         assert response.status_code == 404 and response.json() == {"detail": f"run {missing} not found"}
 
 
-async def test_metrics_at_scale_are_fast(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+async def test_metrics_at_scale(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
     keys = [f"task/{i}" for i in range(1000)]
     dataset = await create_dataset(client, keys)
     samples = [{"problem_id": k, "completion": "    pass\n"} for _ in range(200) for k in keys]
@@ -183,16 +182,11 @@ async def test_metrics_at_scale_are_fast(client: httpx.AsyncClient, db_session: 
     )
     await db_session.commit()
     await db_session.execute(text("ANALYZE samples"))
-    await _metrics(client, run_id)  # warm-up: first use of the thread pool, plan cache
-    started = time.perf_counter()
+    # How long these take: bench/api_scale.py (speed checks live in bench/, not in tests).
     response = await _metrics(client, run_id, k="1,10,100", resamples=10_000)
-    elapsed = time.perf_counter() - started
-    print(f"\nmetrics for 1,000 problems x 200 samples: {elapsed:.3f} s")
     assert response.status_code == 200, response.text
-    assert response.json()["samples"] == 200_000 and elapsed < 1.0
-    started = time.perf_counter()
+    assert response.json()["samples"] == 200_000
     response = await client.get(f"/v1/runs/{run_id}")
-    print(f"GET run progress for 200,000 samples: {time.perf_counter() - started:.3f} s")
     assert response.json()["progress"]["done"] == 200_000
 
 
@@ -383,3 +377,21 @@ async def test_bca_interval_is_reproducible_and_matches_the_offline_report(
     )
     assert offline["metrics"] == first["metrics"]
     assert offline["histogram"] == first["histogram"]
+
+
+async def test_metrics_carry_an_etag_that_follows_the_run_state(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    dataset = await create_dataset(client, ["p", "q"])
+    run = await create_run(client, dataset["id"], {"p": 4, "q": 4})
+    await set_verdicts(db_session, run["id"], "p", ["passed", "failed", "passed", "passed"])
+    first = await _metrics(client, run["id"], k="1,2")
+    etag = first.headers["etag"]
+    assert first.status_code == 200 and etag.startswith('"')
+    # Unchanged run, same query: 304 without a body; another query is another ETag.
+    again = await client.get(f"/v1/runs/{run['id']}/metrics", params={"k": "1,2"}, headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+    assert (await _metrics(client, run["id"], k="1")).headers["etag"] != etag
+    # A verdict more changes the state: a full answer under a new ETag.
+    await set_verdicts(db_session, run["id"], "q", ["passed", "passed", "failed", "failed"])
+    changed = await client.get(f"/v1/runs/{run['id']}/metrics", params={"k": "1,2"}, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    assert changed.json()["problems"] == 2 and first.json()["problems"] == 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
@@ -39,12 +38,9 @@ async def test_humaneval_scale_run_in_one_request(client: httpx.AsyncClient, db_
         for row in rows
     ]
     assert len(samples) == 32_800
-    started = time.perf_counter()
+    # How long this takes: bench/api_scale.py (speed checks live in bench/, not in tests).
     response = await client.post("/v1/runs", json=_run_body(dataset["id"], samples))
-    elapsed = time.perf_counter() - started
-    print(f"\nPOST /v1/runs with 32,800 samples: {elapsed:.2f} s")
     assert response.status_code == 202, response.text[:500]
-    assert elapsed < 10, elapsed
     run = response.json()
     assert run["status"] == "queued" and run["sample_count"] == 32_800
     assert run["progress"]["total"] == 32_800 and run["progress"]["by_state"]["queued"] == 32_800

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rich.console import Console
+from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
@@ -135,14 +136,15 @@ class ProgressBar:
         # that slows down shows it instead of an ETA from its fast start.
         self.history: deque[tuple[float, int]] = deque()
         self.last_printed = float("-inf")
-        self.drawn = 0
         self.hinted = False
+        # On a terminal, rich redraws the line in place and prints notes above it.
+        self.live: Live | None = None
 
     def _print_above(self, message: str) -> None:
-        if self.tty and self.drawn:
-            self.stream.write("\r" + " " * self.drawn + "\r")
-        self.stream.write(message + "\n")
-        self.drawn = 0
+        if self.live is not None:
+            self.live.console.print(Text(message))
+        else:
+            self.stream.write(message + "\n")
 
     def update(self, run: dict[str, Any]) -> None:
         progress = run["progress"]
@@ -174,18 +176,20 @@ class ProgressBar:
             self.hinted = True  # the usual cause: a server started with `passk serve` and no worker
             self._print_above("no sample has started yet: is a worker running? (`passk worker`, or `passk up`)")
         if self.tty:
-            self.stream.write("\r" + line.ljust(self.drawn))
-            self.drawn = len(line)
-            self.stream.flush()
+            if self.live is None:
+                console = Console(file=self.stream, highlight=False, soft_wrap=True)
+                self.live = Live(Text(line, overflow="fold"), console=console, auto_refresh=False)
+                self.live.start()
+            self.live.update(Text(line, overflow="fold"), refresh=True)
         elif finished or now - self.last_printed >= self.every_s:
             self.stream.write(line + "\n")
             self.stream.flush()
             self.last_printed = now
 
     def close(self) -> None:
-        if self.tty and self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
 
 
 def _wait_with_progress(client: PasskClient, run_id: str) -> dict[str, Any]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.responses import JSONResponse, Response
 
 from service.dependencies import SessionDep, openapi_422
 from service.metrics import service as metrics_service
@@ -74,6 +76,7 @@ _K_TOO_LARGE: dict[int | str, dict[str, Any]] = {
     responses=_K_TOO_LARGE,
 )
 async def get_metrics(
+    request: Request,
     run_id: uuid.UUID,
     session: SessionDep,
     k: KQuery = "1",
@@ -96,12 +99,31 @@ async def get_metrics(
         bool, Query(description="Summarise distinct programs per problem (reads every completion: slower)")
     ] = False,
     bins: Annotated[int, Query(ge=1, le=100, description="Calibration bins (ECE, reliability diagram)")] = 10,
-) -> RunMetrics:
+) -> Response:
     options = Options(
         ks=metrics_service.parse_ks(k), method=method, confidence=confidence, resamples=resamples, seed=seed,
         plugin=plugin, group_by_tag=group_by == "tag", tag_prefix=tag_prefix,
     )
-    return await metrics_service.run_metrics(session, run_id, options, diversity=diversity, bins=bins)
+    # Computed once per run state and query: the ETag names both, and a client that has it gets a 304.
+    query = repr((options, diversity, bins))
+    etag = await metrics_service.metrics_etag(session, run_id, query)
+    headers = {"ETag": etag, "Cache-Control": "no-cache"}
+    if etag in (tag.strip() for tag in request.headers.get("if-none-match", "").split(",")):
+        return Response(status_code=304, headers=headers)
+    cache = _metrics_cache(request)
+    metrics = cache.get(etag)
+    if metrics is None:
+        metrics = await metrics_service.run_metrics(session, run_id, options, diversity=diversity, bins=bins)
+        cache.put(etag, metrics)
+    return JSONResponse(jsonable_encoder(metrics), headers=headers)
+
+
+def _metrics_cache(request: Request) -> metrics_service.MetricsCache:
+    # One cache per application, made on first use (as /v1/status's figures).
+    cache = getattr(request.app.state, "metrics_cache", None)
+    if cache is None:
+        cache = request.app.state.metrics_cache = metrics_service.MetricsCache()
+    return cache
 
 
 @router.get(

@@ -27,6 +27,18 @@ class MetricsRepository:
         statement = select(Run, Dataset.digest).join(Dataset, Dataset.id == Run.dataset_id).where(Run.id == run_id)
         return (await self.session.execute(statement)).one_or_none()
 
+    async def run_state(self, run_id: uuid.UUID) -> tuple[str, int, int] | None:
+        """What the run's figures depend on that can change: its status, its event count (one per recorded
+        verdict) and its unfinished samples (a cancel ends them without an event). None: no such run."""
+        open_samples = (
+            select(func.count())
+            .where(Sample.run_id == run_id, Sample.state.in_(OPEN_SAMPLE_STATES))
+            .scalar_subquery()
+        )
+        statement = select(Run.status, Run.events, open_samples).where(Run.id == run_id)
+        row = (await self.session.execute(statement)).one_or_none()
+        return None if row is None else (row[0], row[1], row[2])
+
     async def dataset_header(self, dataset_id: uuid.UUID) -> tuple[str, int]:
         """The dataset's name and problem count (what a run's score covers is said against it)."""
         statement = select(Dataset.name, Dataset.problem_count).where(Dataset.id == dataset_id)

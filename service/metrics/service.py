@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -163,6 +165,35 @@ def _summarize(problems: Sequence[ProblemCounts], options: Options) -> RunEstima
     ns = np.fromiter((p.n for p in problems), dtype=np.int64, count=len(problems))
     cs = np.fromiter((p.c for p in problems), dtype=np.int64, count=len(problems))
     return summarize(ids, ns, cs, options, [p.tags for p in problems])
+
+
+class MetricsCache:
+    """Computed run metrics by (run state, query): a poll of a run whose state has not changed is answered
+    without resampling, and with `If-None-Match` without a body (the state and query make the ETag)."""
+
+    def __init__(self, kept: int = 256) -> None:
+        self.kept = kept
+        self._entries: OrderedDict[str, RunMetrics] = OrderedDict()
+
+    def get(self, etag: str) -> RunMetrics | None:
+        found = self._entries.get(etag)
+        if found is not None:
+            self._entries.move_to_end(etag)
+        return found
+
+    def put(self, etag: str, metrics: RunMetrics) -> None:
+        self._entries[etag] = metrics
+        while len(self._entries) > self.kept:
+            self._entries.popitem(last=False)
+
+
+async def metrics_etag(session: AsyncSession, run_id: uuid.UUID, query: str) -> str:
+    """A strong ETag for the run's metrics under this query, from the run's current state; 404 for no run."""
+    state = await MetricsRepository(session).run_state(run_id)
+    if state is None:
+        raise NotFound("run", run_id)
+    digest = hashlib.sha256(repr((str(run_id), *state, query)).encode()).hexdigest()[:32]
+    return f'"{digest}"'
 
 
 async def run_metrics(

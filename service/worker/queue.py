@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import and_, case, func, or_, select, true, update
+from sqlalchemy import Interval, Row, and_, bindparam, case, func, or_, select, true, update
 from sqlalchemy.orm import Session
 
 from sandbox.verdicts import Verdict
@@ -57,9 +57,9 @@ class ClaimedSample:
     language: str = "python"
 
 
-def _candidate_runs(first_priority: str):
+def _candidate_runs():
     """Which runs to serve first: the preferred priority, then the API key holding the fewest leased samples
-    (keys share the workers at equal priority), then the oldest run. No locks: _claim locks what it takes."""
+    (keys share the workers at equal priority), then the oldest run. No locks: _CLAIM locks what it takes."""
     held, holder = samples.alias("l"), runs.alias("k")
     leased_by_key = (
         select(func.count())
@@ -74,19 +74,20 @@ def _candidate_runs(first_priority: str):
     return (
         select(runs.c.id)
         .where(runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), has_queued)
-        .order_by(runs.c.priority != first_priority, leased_by_key, runs.c.created_at, runs.c.id)
+        .order_by(runs.c.priority != bindparam("first"), leased_by_key, runs.c.created_at, runs.c.id)
         .limit(8)
     )
 
 
-def _claim(run_id: uuid.UUID, owner: str, limit: int, lease_s: float):
+def _claim():
     """One problem per claim: samples of the head run, then (to fill the batch) samples of the same problem in
     other active runs with the same priority and the same limits (one-sample runs such as POST /run_code's
-    then share a batch); they share a program prefix and limits."""
+    then share a batch); they share a program prefix and limits. Returns each sample's run status too, so
+    that marking runs `running` costs a statement only when one of them is still queued."""
     head = (
         select(samples.c.run_id, samples.c.problem_id, runs.c.priority, runs.c.time_limit_s, runs.c.memory_mb, runs.c.use_cache)
         .select_from(samples.join(runs, runs.c.id == samples.c.run_id))
-        .where(samples.c.state == fixed(SampleState.QUEUED), samples.c.run_id == run_id)
+        .where(samples.c.state == fixed(SampleState.QUEUED), samples.c.run_id == bindparam("head_run"))
         .order_by(samples.c.id)
         .limit(1)
         .with_for_update(of=samples, skip_locked=True)
@@ -104,22 +105,26 @@ def _claim(run_id: uuid.UUID, owner: str, limit: int, lease_s: float):
             or_(samples.c.run_id == head.c.run_id, same_limits),
         )
         .order_by(samples.c.run_id != head.c.run_id, samples.c.id)
-        .limit(limit)
+        .limit(bindparam("limit"))
         .with_for_update(of=samples, skip_locked=True)
         .cte("picked")
     )
+    run_status = select(runs.c.status).where(runs.c.id == samples.c.run_id).scalar_subquery()
     return (
         update(samples)
         .where(samples.c.id == picked.c.id)
         .values(
-            state=SampleState.LEASED, lease_owner=owner, attempts=samples.c.attempts + 1,
-            lease_expires_at=func.now() + timedelta(seconds=lease_s),
+            state=SampleState.LEASED, lease_owner=bindparam("owner"), attempts=samples.c.attempts + 1,
+            lease_expires_at=func.now() + bindparam("lease", type_=Interval),
         )
-        .returning(samples.c.id, samples.c.run_id, samples.c.problem_id, samples.c.completion, samples.c.attempts)
+        .returning(
+            samples.c.id, samples.c.run_id, samples.c.problem_id, samples.c.completion, samples.c.attempts,
+            run_status.label("run_status"),
+        )
     )
 
 
-def _context(run_id: uuid.UUID, problem_id: int):
+def _context():
     """The problem's row, with the run's cache choice and the limits in force (run, then problem, then dataset)."""
     return (
         select(
@@ -128,10 +133,40 @@ def _context(run_id: uuid.UUID, problem_id: int):
             func.coalesce(runs.c.memory_mb, problems.c.memory_mb, datasets.c.memory_mb).label("effective_memory_mb"),
         )
         .select_from(
-            problems.join(runs, runs.c.id == run_id).join(datasets, datasets.c.id == problems.c.dataset_id)
+            problems.join(runs, runs.c.id == bindparam("run_id")).join(datasets, datasets.c.id == problems.c.dataset_id)
         )
-        .where(problems.c.id == problem_id)
+        .where(problems.c.id == bindparam("problem_id"))
     )
+
+
+# Built once: a claim is the hottest path of every worker.
+_CANDIDATE_RUNS, _CLAIM, _CONTEXT = _candidate_runs(), _claim(), _context()
+_STARTING = (
+    update(runs)
+    .where(
+        runs.c.id.in_(
+            select(runs.c.id)
+            .where(runs.c.id.in_(bindparam("run_ids", expanding=True)), runs.c.status == fixed(RunState.QUEUED))
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+    )
+    .values(status=RunState.RUNNING, started_at=func.now())
+)
+# A problem's row and a run's limits never change once stored: a worker reads them once per (run, problem).
+_CONTEXTS: dict[tuple[uuid.UUID, int], Row] = {}
+_CONTEXTS_KEPT = 4096
+
+
+def _context_of(session: Session, run_id: uuid.UUID, problem_id: int) -> Row:
+    key = (run_id, problem_id)
+    context = _CONTEXTS.get(key)
+    if context is None:
+        context = session.execute(_CONTEXT, {"run_id": run_id, "problem_id": problem_id}).one()
+        if len(_CONTEXTS) >= _CONTEXTS_KEPT:
+            _CONTEXTS.clear()
+        _CONTEXTS[key] = context
+    return context
 
 
 def claim_batch(
@@ -147,25 +182,21 @@ def claim_batch(
     """`image_id`: the sandbox image's id, or (languages) a function language -> (its image's id, toolchain
     version), which the program and its cache key include."""
     rows: list = []
-    for candidate in session.execute(_candidate_runs(first_priority)).scalars():
-        rows = session.execute(_claim(candidate, owner, limit, lease_s)).all()
+    for candidate in session.execute(_CANDIDATE_RUNS, {"first": first_priority}).scalars():
+        rows = session.execute(
+            _CLAIM, {"head_run": candidate, "owner": owner, "limit": limit, "lease": timedelta(seconds=lease_s)}
+        ).all()
         if rows:
             break
     if not rows:
         return []
-    run_id, problem_id = rows[0].run_id, rows[0].problem_id
-    context = session.execute(_context(run_id, problem_id)).one()
+    context = _context_of(session, rows[0].run_id, rows[0].problem_id)
     # SKIP LOCKED: a cancel holds the run row, then waits for the samples this claim holds; waiting here
     # for the run row would deadlock the two. Skipped, the run is marked running by a later claim (or is
     # being cancelled, and the worker's cancel check releases these samples).
-    starting = (
-        select(runs.c.id)
-        .where(runs.c.id.in_(sorted({row.run_id for row in rows})), runs.c.status == fixed(RunState.QUEUED))
-        .with_for_update(skip_locked=True)
-    )
-    session.execute(
-        update(runs).where(runs.c.id.in_(starting.scalar_subquery())).values(status=RunState.RUNNING, started_at=func.now())
-    )
+    starting = sorted({row.run_id for row in rows if row.run_status == RunState.QUEUED})
+    if starting:
+        session.execute(_STARTING, {"run_ids": starting})
     time_limit = context.effective_time_limit_s or default_time_limit_s
     memory_bytes = (context.effective_memory_mb or default_memory_mb) * 1024 * 1024
     language = context.language or "python"

@@ -11,14 +11,14 @@ import uuid
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import String, bindparam, case, exists, func, literal_column, select, tuple_, update
+from sqlalchemy import String, bindparam, case, exists, func, literal_column, or_, select, tuple_, update
 from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
 from service.models import Run, Sample
 from service.delivery.states import CallbackState
-from service.states import ACTIVE_RUN_STATES, OPEN_SAMPLE_STATES, RunState, SampleState
+from service.states import ACTIVE_RUN_STATES, RunState, SampleState
 from service.worker.cache import cacheable, store_cache
 from service.worker.outcomes import OUTCOME_COLUMNS, outcome_values
 
@@ -149,10 +149,12 @@ def number_events(session: Session, run_id: uuid.UUID, sample_ids: Collection[in
         update(runs).where(runs.c.id == run_id).values(events=runs.c.events + count)
         .returning((runs.c.events - count).label("base")).cte("bump")
     )
-    session.execute(
+    numbered = (
         update(samples).where(samples.c.id == todo.c.id).values(event=select(bump.c.base).scalar_subquery() + todo.c.k)
+        .returning(samples.c.id).cte("numbered")
     )
-    notify(session, EVENTS_CHANNEL, str(run_id))
+    # One round trip: the numbering (data-modifying CTEs always run) and the notification sent at commit.
+    session.execute(select(func.pg_notify(EVENTS_CHANNEL, str(run_id))).add_cte(todo, bump, numbered))
 
 
 def finish_run_if_done(session: Session, run_id: uuid.UUID) -> None:
@@ -160,7 +162,11 @@ def finish_run_if_done(session: Session, run_id: uuid.UUID) -> None:
     ran = exists().where(
         samples.c.run_id == run_id, samples.c.state == fixed(SampleState.DONE), samples.c.verdict != fixed(Verdict.SANDBOX_ERROR)
     )
-    left = exists().where(samples.c.run_id == run_id, samples.c.state.in_(fixed(OPEN_SAMPLE_STATES)))
+    # Two probes, each on its partial index (queued samples by run; leased samples), not a scan of the run.
+    left = or_(
+        exists().where(samples.c.run_id == run_id, samples.c.state == fixed(SampleState.QUEUED)),
+        exists().where(samples.c.run_id == run_id, samples.c.state == fixed(SampleState.LEASED)),
+    )
     ended = session.execute(
         update(runs)
         .where(runs.c.id == run_id, runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), ~left)

@@ -13,7 +13,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from math import comb
 from pathlib import Path
@@ -25,6 +24,7 @@ from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX
 from sandbox.images import ensure_local_base
 from service.client import PasskClient, PasskError
 from service.formats.humaneval import package_problems
+from tests.e2e.conftest import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
@@ -105,17 +105,13 @@ def compose(docker_client: docker.DockerClient, secrets_env: dict[str, str]) -> 
 
 
 def _wait_for(what: str, probe, timeout_s: float = 180):  # noqa: ANN001, ANN202
-    deadline = time.monotonic() + timeout_s
-    while True:
+    def answered():  # noqa: ANN202
         try:
-            value = probe()
-            if value:
-                return value
+            return probe()
         except PasskError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"the composed stack never got to: {what}")
-        time.sleep(1)
+            return None
+
+    return wait_until(answered, timeout_s, f"the composed stack to get to: {what}", poll_s=1.0)
 
 
 def _processed_if_all(client: PasskClient, total: int) -> dict[str, int] | None:

@@ -66,16 +66,17 @@ class PrivateEngine:
                 ],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
             )
-        deadline = time.monotonic() + 60
-        while True:
+        process = self.process
+
+        def answers() -> bool:
             try:
-                self.client().ping()
-                return
+                return bool(self.client().ping())
             except Exception:
-                if self.process.poll() is not None or time.monotonic() > deadline:
-                    tail = (self.root / "dockerd.log").read_text(errors="replace")[-2000:]
-                    raise RuntimeError(f"the private dockerd did not come up:\n{tail}") from None
-                time.sleep(0.2)
+                tail = (self.root / "dockerd.log").read_text(errors="replace")[-2000:]
+                assert process.poll() is None, f"the private dockerd exited:\n{tail}"
+                return False
+
+        wait_until(answers, 60, "the private dockerd to come up", poll_s=0.2)
 
     def stop(self, crash: bool = False) -> None:
         """A clean shutdown (SIGTERM, as `systemctl stop docker`), or with crash=True a SIGKILL."""
@@ -277,10 +278,11 @@ def _assert_nothing_left(stack: LocalStack, engine: PrivateEngine) -> None:
         leftovers = engine.client().containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"})
         assert leftovers == [], f"sandbox containers left behind: {[(c.name, c.status) for c in leftovers]}"
     # Containers go asynchronously with their processes: give the kernel a moment to reap.
-    deadline = time.monotonic() + 10
-    while (processes := _our_processes(stack, engine)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert processes == [], f"processes left behind: {processes}"
+    try:
+        wait_until(lambda: not _our_processes(stack, engine), 10, "our processes to be reaped", poll_s=0.2)
+    except AssertionError:
+        processes = _our_processes(stack, engine)
+        assert processes == [], f"processes left behind: {processes}"
 
 
 # --------------------------------------------------------------------------- the faults
@@ -442,7 +444,8 @@ def test_cancel_with_a_dead_workers_leases(stack: LocalStack, engine: PrivateEng
     stack.start_worker(concurrency=1)
     # Its maintenance loop reclaims the expired leases (6 s) of the cancelled run.
     wait_until(lambda: _states(stack, run_id)["leased"] == 0, 30, "the expired leases to be reclaimed")
-    time.sleep(1.0)
+    wait_until(lambda: client.get(f"/v1/runs/{run_id}").json()["progress"]["by_state"]["cancelled"] == 12, 10,
+               "every sample of the cancelled run to end cancelled")
     states = _assert_cancelled_record(stack, client, run_id, expected)
     assert states == {"cancelled": 12}, states
     with _db(stack) as conn:

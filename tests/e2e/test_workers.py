@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
 
 import docker
 import httpx
@@ -15,7 +14,7 @@ from sqlalchemy import text
 from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.worker import queue
-from tests.e2e.conftest import Stack, wait_for_run
+from tests.e2e.conftest import Stack, wait_for_run, wait_until
 
 PROMPT = "def slow(x):\n"
 TEST = "def check(candidate):\n    assert candidate(2) == 4\n"
@@ -70,16 +69,6 @@ def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
               "samples": [{"problem_id": "p0", "completion": completion + f"    # {i}\n"} for i in range(12)]},
     ).json()["id"]
     stack.stop_workers()
-    doomed = stack.start_worker(concurrency=1)
-    deadline = time.monotonic() + 60
-    while client.get(f"/v1/runs/{run_id}").json()["status"] == "queued":
-        assert time.monotonic() < deadline, "the first worker never claimed the batch"
-        time.sleep(0.2)
-    time.sleep(1.5)
-    doomed.send_signal(signal.SIGKILL)
-    doomed.wait()
-    assert client.get(f"/v1/runs/{run_id}").json()["progress"]["done"] == 0
-    # Its container notices the hang-up and exits on its own; the next worker sweeps it on start.
     engine = docker.from_env()
 
     def containers_of(*workers: subprocess.Popen, **filters: str) -> list:
@@ -88,9 +77,15 @@ def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
         listed = engine.containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}", **filters})
         return [c for c in listed if any(owner in c.labels.get(LABEL_OWNER, "") for owner in owners)]
 
-    while containers_of(doomed, status="running"):
-        assert time.monotonic() < deadline + 30, "the dead worker's container kept running"
-        time.sleep(0.2)
+    doomed = stack.start_worker(concurrency=1)
+    wait_until(lambda: client.get(f"/v1/runs/{run_id}").json()["status"] != "queued", 60, "the first worker's claim")
+    # Mid-batch: its sandbox runs the first programs, none finished yet (each takes 0.5 s).
+    wait_until(lambda: containers_of(doomed, status="running"), 30, "the first worker's sandbox")
+    doomed.send_signal(signal.SIGKILL)
+    doomed.wait()
+    assert client.get(f"/v1/runs/{run_id}").json()["progress"]["done"] == 0
+    # Its container notices the hang-up and exits on its own; the next worker sweeps it on start.
+    wait_until(lambda: not containers_of(doomed, status="running"), 90, "the dead worker's container to stop")
 
     successor = stack.start_worker(concurrency=1)
     run = wait_for_run(client, run_id, timeout_s=180)

@@ -148,6 +148,9 @@ def test_cpp_end_to_end(stack: Stack) -> None:
     assert languages["cpp"]["compile"][0] == "g++" and "humaneval-x" in languages["cpp"]["formats"]
     detail = client.get(f"/v1/datasets/{created.json()['id']}").raise_for_status().json()
     assert detail["language"] == "cpp" and detail["toolchain"] == languages["cpp"]["toolchain"]
+    listed = subprocess.run([sys.executable, "-m", "service.cli", "languages"], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert listed.returncode == 0 and "cpp" in listed.stdout and "g++ (Debian" in listed.stdout, listed
 
 
 def test_shared_data_is_there() -> None:

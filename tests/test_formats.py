@@ -575,4 +575,3 @@ def test_per_case_time_limits_in_the_sandbox(sandbox: Sandbox) -> None:
     # their CPU time before the wall-clock backstop: then, like the sleeper, a wall timeout (re-run alone).
     kinds = [o.timeout_kind for o in outcomes[1:]]
     assert kinds[2] == "wall" and {kinds[0], kinds[1], kinds[3]} <= {"cpu", "wall"}, kinds
-    assert outcomes[1].duration_ms is not None and outcomes[1].duration_ms < 5000

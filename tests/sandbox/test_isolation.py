@@ -194,7 +194,8 @@ def test_time_limits_cpu_wall_and_ignored_signals(sandbox: Sandbox) -> None:
     )
     for outcome in outcomes:
         assert outcome.verdict is Verdict.TIMEOUT, outcome
-        assert outcome.duration_ms is not None and outcome.duration_ms < 5_000
+        # Stopped by the limit, not by the program's own end (60 s, 600 s); how fast is bench/'s business.
+        assert outcome.duration_ms is not None and outcome.duration_ms < 30_000
     # Nothing a timed-out program started survives into the next program's container.
     after = run_one(
         sandbox,

@@ -102,6 +102,8 @@ def run_reference(language: str, rows: dict[str, dict], samples: list[dict], tim
             "timeout": time_limit_s, "workers": workers,
         }))
         Path(tmp, "reference.py").write_text(REFERENCE)
+        for path in (Path(tmp), Path(tmp, "job.json"), Path(tmp, "reference.py")):
+            path.chmod(0o755)  # read by the image's uid 10001
         started = time.monotonic()
         output = client.containers.run(
             image, ["python3", "/bench/reference.py", "/bench/job.json"], entrypoint=[], user="10001:10001",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language
 
+JS_MD5 = "js-md5@0.8.3"
 # The V8 heap gets the job's memory limit less room for node itself (code, buffers, its own heap).
 NODE_OVERHEAD_BYTES = 48 * MB
 
@@ -65,7 +66,7 @@ def run_memory_flags(memory_bytes: int) -> tuple[str, ...]:
 
 STDERR_VERDICTS = (
     (r"JavaScript heap out of memory|Reached heap limit|Allocation failed", "memory"),
-    (r"AssertionError|ERR_ASSERTION", "failed"),
+    (r"(?m)^(?:Error \[AssertionError\]|AssertionError)\b", "failed"),
     (r"(?m)^\w*(?:Error|Exception)\b|^Uncaught|^\S+ thrown", "error"),
 )
 
@@ -73,6 +74,14 @@ LANGUAGE = Language(
     name="javascript",
     title="JavaScript",
     packages=("nodejs",),
+    # HumanEval-X's JavaScript/162 requires js-md5 (no dependencies): unpacked where node looks for global modules.
+    npm_packages=(JS_MD5,),
+    image_setup=(
+        "mkdir -p /usr/share/nodejs/js-md5"
+        " && tar -xzf /tmp/passk-npm/js-md5-*.tgz -C /usr/share/nodejs/js-md5 --strip-components=1"
+        " && chmod -R a+rX /usr/share/nodejs/js-md5",
+        "node -e \"require('js-md5')('')\"",
+    ),
     source_file="main.js",
     run=("node", "main.js"),
     version=("sh", "-c", "echo node $(node --version)"),

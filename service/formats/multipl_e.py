@@ -35,8 +35,8 @@ def is_row(row: dict[str, Any]) -> bool:
 
 
 def from_row(row: dict[str, Any]) -> dict[str, Any]:
-    keep = ("name", "language", "prompt", "tests", "stop_tokens")
-    return {"format": "multipl-e", **{key: row[key] for key in keep if key in row}}
+    keep = ("language", "prompt", "tests", "stop_tokens")
+    return {"format": "multipl-e", "id": row["name"], **{key: row[key] for key in keep if key in row}}
 
 
 def columns(problem: Any) -> dict[str, Any]:

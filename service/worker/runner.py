@@ -187,6 +187,10 @@ class Worker:
                     _discard(sandbox)
                     self.stopping.wait(2.0)
         finally:
+            stats = sandbox.settings.stats
+            if stats.get("compiles"):
+                log.warning("%s: compiles=%d compile_hits=%d", threading.current_thread().name,
+                            stats["compiles"], stats["compile_hits"])
             _discard(sandbox)
 
     def _execute_one(self, sandbox: Sandbox) -> bool:

@@ -1,0 +1,75 @@
+"""The language and format registries, without Docker: what each module declares, row detection, programs."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from sandbox import languages
+from sandbox.languages.base import PASS_TOKEN_ENV
+from service.datasets.schemas import DatasetCreate
+from service.datasets.service import format_columns
+from service.formats import registry
+from service.formats.loader import to_problem
+from service.problems import program_for
+from tests.languages.conftest import humaneval_x_rows, multipl_e_rows
+
+
+def test_every_language_module_is_complete() -> None:
+    found = languages.all_languages()
+    assert {"python", "cpp"} <= set(found)
+    for language in found.values():
+        assert language.run and language.version and language.source_file, language.name
+        if language.native:
+            assert language.reference_commands, language.name
+    assert languages.resolve("C++").name == "cpp"
+    with pytest.raises(ValueError, match="unknown language"):
+        languages.get("cobol")
+
+
+def test_every_format_is_in_the_registry() -> None:
+    names = set(registry.formats())
+    assert names == {"humaneval", "mbpp", "stdio", "call", "run", "humaneval-x", "multipl-e"}
+    assert "run" not in registry.postable()
+    assert registry.allows_language("stdio", "cpp") and registry.allows_language("humaneval-x", "cpp")
+    assert not registry.allows_language("humaneval-x", "python") and not registry.allows_language("humaneval", "cpp")
+
+
+def test_cpp_tests_program_prints_the_token_after_the_tests() -> None:
+    wrapped = languages.get("cpp").tests_program("int main(){ return 0; }\n")
+    assert wrapped.index("#define main passk_tests_main") < wrapped.index("int main(){")
+    assert wrapped.index("passk_tests_main();") < wrapped.index(PASS_TOKEN_ENV)
+
+
+def test_humaneval_x_and_multipl_e_rows_load_as_published() -> None:
+    row = humaneval_x_rows("cpp")[0]
+    problem = to_problem(row)
+    assert problem["format"] == "humaneval-x"
+    body = DatasetCreate(name="x", language="cpp", problems=[problem])
+    columns = format_columns(body.problems[0])
+    context = SimpleNamespace(**columns, language="cpp", key=row["task_id"], effective_memory_mb=256)
+    program = program_for(context, row["canonical_solution"])
+    assert program.language == "cpp" and program.native is not None
+    source = program.native["files"]["main.cpp"]
+    assert row["prompt"] + row["canonical_solution"] + "\n" + row["test"] in source
+    assert json.loads(program.text) == program.native
+
+    m_row = multipl_e_rows("cpp")[0]
+    m_problem = to_problem(m_row)
+    assert m_problem["format"] == "multipl-e" and m_problem["id"] == m_row["name"]
+    m_body = DatasetCreate(name="m", language="cpp", problems=[m_problem])
+    m_columns = format_columns(m_body.problems[0])
+    m_context = SimpleNamespace(**m_columns, language="cpp", key=m_row["name"], effective_memory_mb=256)
+    m_program = program_for(m_context, "    return string.size();")
+    assert m_row["prompt"] + "    return string.size();" + "\n" + m_row["tests"] in m_program.native["files"]["main.cpp"]
+
+
+def test_stdio_in_cpp_is_compiled_once_and_run_per_case() -> None:
+    problem = SimpleNamespace(format="stdio", language="cpp", cases=[{"input": "1\n", "output": "1\n"}], comparison=None,
+                              abs_tol=None, rel_tol=None, setup_code=None, effective_time_limit_s=2.0,
+                              effective_memory_mb=256)
+    program = program_for(problem, "int main(){}\n")
+    assert program.native["mode"] == "stdio" and program.native["case_time_limit_s"] == 2.0
+    assert program.native["files"] == {"main.cpp": "int main(){}\n"}

@@ -67,6 +67,8 @@ def one(item):
                 return "timeout"
             if r.returncode != 0:
                 return "failed" if last else "compile_error"
+            if last and job.get("stderr_fails") and r.stderr:  # HumanEval-X's JavaScript: any stderr fails
+                return "failed"
     return "passed"
 started = time.monotonic()
 with ThreadPoolExecutor(job["workers"]) as pool:
@@ -99,7 +101,7 @@ def run_reference(language: str, rows: dict[str, dict], samples: list[dict], tim
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "job.json").write_text(json.dumps({
             "programs": programs, "commands": list(lang.reference_commands), "source_file": lang.source_file,
-            "timeout": time_limit_s, "workers": workers,
+            "timeout": time_limit_s, "workers": workers, "stderr_fails": bool(lang.extra.get("reference_stderr_fails")),
         }))
         Path(tmp, "reference.py").write_text(REFERENCE)
         started = time.monotonic()

@@ -143,4 +143,9 @@ LANGUAGE = Language(
     ),
     aliases=("jav",),
     reference_commands=("javac Main.java", "java -cp . Main"),
+    extra={"bench": (
+        # Java rejects unreachable code: `if (true)` keeps what follows reachable.
+        lambda row: '        if (true) throw new IllegalStateException("wrong");\n' + row["canonical_solution"],
+        lambda row: "        while (System.nanoTime() > 0) { }\n" + row["canonical_solution"],
+    )},
 )

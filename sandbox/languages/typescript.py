@@ -18,6 +18,9 @@ from sandbox.languages.base import MB, Language
 
 TYPESCRIPT = "typescript@5.6.3"
 SNAPSHOT = "/opt/passk-ts/tsc.blob"
+# V8 flags are part of a snapshot's check: the compile runs with exactly the flags it was built with.
+COMPILER_FLAGS = ("--max-old-space-size=512", "--snapshot-blob", SNAPSHOT)
+_NODE = "node " + " ".join(COMPILER_FLAGS)
 TS_PRELUDE = javascript.prelude("(globalThis as any).process")
 
 
@@ -37,19 +40,19 @@ LANGUAGE = Language(
         # The snapshot's entry: typescript.js (made to export into `module`), then passk's compile script.
         "mkdir -p /opt/passk-ts && (echo 'var module = { exports: {} };'; cat /opt/typescript/lib/typescript.js;"
         " cat /passk-context/typescript/compile.js) > /opt/passk-ts/entry.js",
-        f"cd /opt/passk-ts && node --snapshot-blob {SNAPSHOT} --build-snapshot entry.js && rm entry.js",
+        f"cd /opt/passk-ts && {_NODE} --build-snapshot entry.js && rm entry.js",
         # Proves it: a program that type-checks compiles and runs, one that does not is refused.
         "mkdir /tmp/passk-ts-check && cd /tmp/passk-ts-check"
         " && printf 'const x: number = 1;\\nconsole.log(x);\\n' > main.ts"
-        f" && node --snapshot-blob {SNAPSHOT} main.ts && node main.js"
+        f" && {_NODE} main.ts && node main.js"
         " && printf 'const x: number = \"a\";\\n' > main.ts"
-        f" && ! node --snapshot-blob {SNAPSHOT} main.ts && cd / && rm -rf /tmp/passk-ts-check",
+        f" && ! {_NODE} main.ts && cd / && rm -rf /tmp/passk-ts-check",
         "chmod -R a+rX /opt/passk-ts",
     ),
     context_files=(("sandbox/languages/typescript/compile.js", "typescript/compile.js"),),
     source_file="main.ts",
     # compile.js compiles as `tsc --target esnext main.ts` (its arguments are fixed in the script).
-    compile=("node", "--max-old-space-size=512", "--snapshot-blob", SNAPSHOT, "main.ts"),
+    compile=("node", *COMPILER_FLAGS, "main.ts"),
     run=("node", "main.js"),
     version=("sh", "-c", "echo tsc $(tsc --version | cut -d' ' -f2), node $(node --version)"),
     compile_time_limit_s=30.0,

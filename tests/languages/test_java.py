@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.languages.java import main_class, stdio_program, tests_program
+from sandbox.languages.java import main_class, stdio_program
+from sandbox.languages.java import tests_program as wrap_tests
 from tests.e2e.conftest import Stack
 from tests.languages.conftest import DATA, exceptions, humaneval_x_rows
 from tests.languages.endtoend import Case, check_language, humaneval_x_case
@@ -65,7 +66,7 @@ def test_main_class_and_wrapping() -> None:
     nested = 'class Problem {\n  static class P { String s = "}"; }\n  public static void main(String[] a) { }\n}\n'
     assert main_class(nested) == "Problem"
     assert main_class("class Outer { static class In { public static void main(String[] a) {} } }") == "Outer.In"
-    wrapped = tests_program("class Problem { public static void main(String[] a) {} }")
+    wrapped = wrap_tests("class Problem { public static void main(String[] a) {} }")
     assert "Problem.main(args);" in wrapped and "PASSK_PASS_TOKEN" in wrapped
     assert "public class Solution" not in stdio_program(STDIO_OTHER_NAME)
     assert "Solution.main(args);" in stdio_program(STDIO_OTHER_NAME)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.languages.javascript import tests_program
+from sandbox.languages.javascript import tests_program as wrap_tests
 from tests.e2e.conftest import Stack
 from tests.languages.conftest import DATA, exceptions, humaneval_x_rows
 from tests.languages.endtoend import Case, check_language, humaneval_x_case
@@ -57,10 +57,10 @@ STDIO_SOLUTION = (
 
 
 def test_wrapping() -> None:
-    wrapped = tests_program("const f = () => 1;\nconsole.assert(f() === 1);\n")
+    wrapped = wrap_tests("const f = () => 1;\nconsole.assert(f() === 1);\n")
     # The prelude is one line: the program's line numbers are unchanged.
     assert wrapped.splitlines()[1] == "console.assert(f() === 1);"
-    strict = tests_program('"use strict";\nconst f = 1;\n')
+    strict = wrap_tests('"use strict";\nconst f = 1;\n')
     assert strict.startswith('"use strict"; const __passk')
 
 

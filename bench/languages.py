@@ -104,6 +104,9 @@ def run_reference(language: str, rows: dict[str, dict], samples: list[dict], tim
             "timeout": time_limit_s, "workers": workers, "stderr_fails": bool(lang.extra.get("reference_stderr_fails")),
         }))
         Path(tmp, "reference.py").write_text(REFERENCE)
+        # The container runs as the candidate's uid: the directory mkdtemp made (0700, ours) must be readable.
+        for path in (Path(tmp), Path(tmp, "job.json"), Path(tmp, "reference.py")):
+            path.chmod(0o755)
         started = time.monotonic()
         output = client.containers.run(
             image, ["python3", "/bench/reference.py", "/bench/job.json"], entrypoint=[], user="10001:10001",

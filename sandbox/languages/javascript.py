@@ -66,7 +66,7 @@ def run_memory_flags(memory_bytes: int) -> tuple[str, ...]:
 
 STDERR_VERDICTS = (
     (r"JavaScript heap out of memory|Reached heap limit|Allocation failed", "memory"),
-    (r"(?m)^(?:Error \[AssertionError\]|AssertionError)\b", "failed"),
+    (r"(?m)^(?:Error \[AssertionError\]|AssertionError\b)", "failed"),
     (r"(?m)^\w*(?:Error|Exception)\b|^Uncaught|^\S+ thrown", "error"),
 )
 

@@ -93,7 +93,7 @@ def test_java_end_to_end(stack: Stack) -> None:
             ],
         ),
     })
-    assert "undefinedName" in results["compile error"]["detail"]
+    assert "cannot find symbol" in results["compile error"]["detail"]
     assert "pass token" in results["early System.exit(0)"]["detail"]
     assert "OutOfMemoryError" in results["memory hog"]["detail"] or "memory" in results["memory hog"]["detail"]
     assert "case 1 of 2" in results["stdio wrong"]["detail"]

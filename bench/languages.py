@@ -67,6 +67,8 @@ def one(item):
                 return "timeout"
             if r.returncode != 0:
                 return "failed" if last else "compile_error"
+            if last and job.get("stderr_fails") and r.stderr:  # HumanEval-X's JavaScript: any stderr fails
+                return "failed"
     return "passed"
 started = time.monotonic()
 with ThreadPoolExecutor(job["workers"]) as pool:
@@ -99,11 +101,12 @@ def run_reference(language: str, rows: dict[str, dict], samples: list[dict], tim
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "job.json").write_text(json.dumps({
             "programs": programs, "commands": list(lang.reference_commands), "source_file": lang.source_file,
-            "timeout": time_limit_s, "workers": workers,
+            "timeout": time_limit_s, "workers": workers, "stderr_fails": bool(lang.extra.get("reference_stderr_fails")),
         }))
         Path(tmp, "reference.py").write_text(REFERENCE)
+        # The container runs as the candidate's uid: the directory mkdtemp made (0700, ours) must be readable.
         for path in (Path(tmp), Path(tmp, "job.json"), Path(tmp, "reference.py")):
-            path.chmod(0o755)  # read by the image's uid 10001
+            path.chmod(0o755)
         started = time.monotonic()
         output = client.containers.run(
             image, ["python3", "/bench/reference.py", "/bench/job.json"], entrypoint=[], user="10001:10001",

@@ -63,6 +63,15 @@ def _name(alias: str | None, path: str) -> str:
     return last.split(".", 1)[0] if last.startswith(("yaml.", "check.")) else last
 
 
+# Comments and string/rune literals, left out when looking for `name.` (a docstring's "list of strings."
+# is not a use of package strings).
+_NOT_CODE = re.compile(r"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|`[^`]*`|'(?:\\.|[^'\\\n])+'", re.S)
+
+
+def _code(text: str) -> str:
+    return _NOT_CODE.sub(" ", text)
+
+
 def _uses(body: str, name: str) -> bool:
     return re.search(r"(?<![\w.])" + re.escape(name) + r"\.", body) is not None
 
@@ -90,7 +99,7 @@ def assemble(text: str, extra_imports: tuple[str, ...] = (), add_helpers: bool =
 
     text = _IMPORT_BLOCK.sub(take, text)
     text = _IMPORT_LINE.sub(take, text)
-    body = text
+    body = _code(text)
     lines: list[str] = []
     seen: set[tuple[str | None, str]] = set()
     imported_names: set[str] = set()

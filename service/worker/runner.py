@@ -32,7 +32,7 @@ from service.models import Run, WorkerHeartbeat
 from service.settings import Settings
 from service.states import RunState
 from service.worker import queue, results
-from service.worker.cache import lookup_cache
+from service.worker.cache import lookup_cache, wall_timeout
 from service.worker.batch import Rerun, execute_batch
 from service.worker.gate import ExclusiveGate
 from service.worker.lane import RerunQueue
@@ -234,43 +234,8 @@ class Worker:
         self, sandbox: Sandbox, claimed: list[queue.ClaimedSample], hits: dict[str, Outcome]
     ) -> set[int]:
         """Run and record a claimed batch; returns the samples handed to the re-run lane."""
-        cancelled = _CancelCheck(self, claimed[0].run_id)  # one (run, problem) group per claim
-        engine_failed = False
-
-        def run_safely(jobs: list[Job]) -> list[Outcome]:
-            nonlocal engine_failed
-            outcomes, failed = _run_safely(sandbox, jobs)
-            engine_failed = engine_failed or failed
-            return outcomes
-
-        def run_jobs(jobs: list[Job]) -> list[Outcome]:
-            # Frames of about FRAME_TARGET_S, so a cancelled run stops within a program or so, not a batch.
-            nonlocal engine_failed
-            outcomes: list[Outcome] = []
-            size = 1
-            while len(outcomes) < len(jobs):
-                rest = jobs[len(outcomes):]
-                if cancelled():
-                    outcomes += [Outcome(job.id, Verdict.SANDBOX_ERROR, SKIPPED_DETAIL) for job in rest]
-                    break
-                if engine_failed:
-                    outcomes += [Outcome(job.id, Verdict.SANDBOX_ERROR, ENGINE_DOWN_DETAIL) for job in rest]
-                    break
-                frame = rest[:size]
-                started = time.monotonic()
-                with self.gate.shared():
-                    results = run_safely(frame)
-                outcomes += results
-                if all(o.verdict is Verdict.SANDBOX_ERROR for o in results) and not self._engine_answers(sandbox):
-                    engine_failed = True
-                elapsed = time.monotonic() - started
-                if elapsed < FRAME_TARGET_S / 2:
-                    size = min(size * 2, len(jobs))
-                elif elapsed > FRAME_TARGET_S:
-                    size = max(1, size // 2)
-            return outcomes
-
-        result = execute_batch(claimed, hits, run_jobs)
+        frames = _Frames(self, sandbox, claimed)
+        result = execute_batch(claimed, hits, frames.run)
         pending = result.pending_ids
         skipped = {
             sample.id for sample, outcome in zip(claimed, result.outcomes, strict=True)
@@ -280,7 +245,8 @@ class Worker:
             (sample, outcome) for sample, outcome in zip(claimed, result.outcomes, strict=True)
             if sample.id not in skipped and sample.id not in pending
         ]
-        self._record([sample for sample, _ in ran], [outcome for _, outcome in ran], result.cached_ids, set(), skipped)
+        rest = [(sample, outcome) for sample, outcome in ran if sample.id not in frames.recorded]
+        self._record([sample for sample, _ in rest], [outcome for _, outcome in rest], result.cached_ids, set(), skipped)
         errors = sum(1 for _, outcome in ran if outcome.verdict is Verdict.SANDBOX_ERROR)
         with self._lock:
             self.processed += len(ran)
@@ -290,7 +256,7 @@ class Worker:
         # Last, so that an error above leaves nothing in the lane that this thread no longer counts in flight.
         for rerun in result.reruns:
             self.reruns.put(rerun)
-        if engine_failed or (errors and not self._engine_answers(sandbox)):
+        if frames.engine_failed or (errors and not self._engine_answers(sandbox)):
             # Claiming more now would burn every retry of the queue's samples in seconds: wait for the engine.
             self._engine_ok.clear()
             self._wait_for_engine(sandbox)
@@ -469,6 +435,57 @@ class Worker:
                     next_sweep = time.monotonic() + SWEEP_EVERY_S
             except Exception:
                 log.exception("maintenance failed; will try again")
+
+
+class _Frames:
+    """Runs a claimed batch's programs in frames of about FRAME_TARGET_S, as `execute_batch`'s `run_jobs`.
+
+    Between frames, a cancelled run stops (the rest end as skipped) and an engine that stopped answering
+    ends the rest as sandbox errors. A frame's final verdicts are recorded as soon as it ends, so a run's
+    progress counts samples as they finish, not batches; what is not final yet (a wall-clock timeout
+    waiting for its re-run, a sandbox error) and the samples that share a program are recorded with the
+    rest of the batch.
+    """
+
+    def __init__(self, worker: Worker, sandbox: Sandbox, claimed: list[queue.ClaimedSample]) -> None:
+        self.worker, self.sandbox = worker, sandbox
+        self.samples = {str(sample.id): sample for sample in claimed}
+        self.cancelled = _CancelCheck(worker, claimed[0].run_id)  # one (run, problem) group per claim
+        self.engine_failed = False
+        self.recorded: set[int] = set()
+
+    def run(self, jobs: list[Job]) -> list[Outcome]:
+        outcomes: list[Outcome] = []
+        size = 1
+        while len(outcomes) < len(jobs):
+            rest = jobs[len(outcomes):]
+            if self.cancelled():
+                return outcomes + [Outcome(job.id, Verdict.SANDBOX_ERROR, SKIPPED_DETAIL) for job in rest]
+            if self.engine_failed:
+                return outcomes + [Outcome(job.id, Verdict.SANDBOX_ERROR, ENGINE_DOWN_DETAIL) for job in rest]
+            frame = rest[:size]
+            started = time.monotonic()
+            with self.worker.gate.shared():
+                results, failed = _run_safely(self.sandbox, frame)
+            outcomes += results
+            self.engine_failed = failed or (
+                all(o.verdict is Verdict.SANDBOX_ERROR for o in results) and not self.worker._engine_answers(self.sandbox)
+            )
+            self._record_final(results)
+            elapsed = time.monotonic() - started
+            if elapsed < FRAME_TARGET_S / 2:
+                size = min(size * 2, len(jobs))
+            elif elapsed > FRAME_TARGET_S:
+                size = max(1, size // 2)
+        return outcomes
+
+    def _record_final(self, results: list[Outcome]) -> None:
+        final = [o for o in results if o.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(o)]
+        if not final:
+            return
+        samples = [self.samples[o.id] for o in final]
+        self.worker._record(samples, final, set(), set())
+        self.recorded |= {sample.id for sample in samples}
 
 
 class _CancelCheck:

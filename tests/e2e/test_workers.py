@@ -56,6 +56,33 @@ def test_two_workers_never_run_a_sample_twice(stack: Stack) -> None:
     assert {row["attempts"] for row in rows} == {1}
 
 
+def test_progress_counts_samples_as_they_finish(stack: Stack) -> None:
+    """A batch's finished samples count in the run's progress before its slow programs end, not with them."""
+    client = stack.client(timeout=60)
+    dataset_id = _dataset(client, "progress-per-sample", problems=1)
+    # Two slow passes (1.5 s of CPU each): final verdicts, not timeouts, which the re-run lane records apart.
+    slow = "    import time\n    start = time.process_time()\n    while time.process_time() - start < 1.5:\n        pass\n"
+    slow_passes = [{"problem_id": "p0", "completion": slow + f"    return x * x  # {i}\n"} for i in range(2)]
+    samples = [{"problem_id": "p0", "completion": "    return x * x\n"}, *slow_passes]
+    stack.start_worker(concurrency=1)
+    run_id = client.post(
+        "/v1/runs",
+        json={"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.8}, "samples": samples, "time_limit_s": 10},
+    ).json()["id"]
+
+    def one_done_while_running() -> bool:
+        run = client.get(f"/v1/runs/{run_id}").raise_for_status().json()
+        assert run["progress"]["done"] < 3 or run["status"] != "running", run
+        return run["status"] == "running" and run["progress"]["done"] == 1 and run["progress"]["passed"] == 1
+
+    # The slow ones take 3 s of CPU after the first sample passed: a wide window.
+    wait_until(one_done_while_running, 60, "the first sample to count while the slow ones still run", poll_s=0.05)
+    run = wait_for_run(client, run_id)
+    stack.stop_workers()
+    assert run["status"] == "completed" and run["progress"]["done"] == 3
+    assert [row["verdict"] for row in _samples(client, run_id)] == ["passed"] * 3
+
+
 @pytest.mark.slow
 def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
     client = stack.client(timeout=60)

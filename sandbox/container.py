@@ -37,7 +37,10 @@ ENGINE_ERRORS = (DockerException, requests.RequestException, OSError)
 MAX_CONTAINER_AGE_S = 3600 + 600
 
 
-SANDBOX_CPU_SHARES = 256
+# Docker's default weight, kept: on a cgroup-v1/cgroupfs host (this one) a lower weight ranks sandboxes
+# only against other containers, not against the API (a host process), so it cannot buy the API time there;
+# where containers are systemd scopes beside the API's and database's services (cgroup v2), 256 would.
+SANDBOX_CPU_SHARES = 1024
 
 
 @dataclass(frozen=True)
@@ -54,8 +57,7 @@ class ContainerConfig:
     # mounted at /var/cache/passk, owned by the judge's uid (sandbox/runtime/native.py). 0: none (Python).
     exec_scratch: bool = False
     cache_bytes: int = 0
-    # Relative CPU weight under contention (Docker's default is 1024): sandboxes yield to the API and the
-    # database when the host is saturated, and take everything when it is not.
+    # Relative CPU weight under contention against sibling cgroups (see SANDBOX_CPU_SHARES).
     cpu_shares: int = SANDBOX_CPU_SHARES
 
 

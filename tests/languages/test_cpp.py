@@ -175,12 +175,13 @@ def test_compile_cache_and_compile_limits(docker_client) -> None:  # type: ignor
             Job("a", "", 2.0, memory, language="cpp", native=tests_spec(cpp, program, version, memory)),
             Job("b", "", 2.0, memory, language="cpp", native=tests_spec(cpp, program, version, memory)),
             Job("c", "", 2.0, memory, language="cpp",
-                native=tests_spec(cpp, program + "// other\n", version, memory, compile_time_limit_s=0.01)),
+                native=tests_spec(cpp, "#include <bits/stdc++.h>\n" + program, version, memory, compile_time_limit_s=0.01)),
         ])
     finally:
         sandbox.close()
     assert (first.verdict, second.verdict) == ("passed", "passed"), (first, second)
     assert first.compile_cached is False and second.compile_cached is True
     assert sandbox.settings.stats["compile_hits"] == 1
-    # 0.01 s of CPU is not enough for g++: a compile error that says why (never the program's time limit).
+    # 0.01 s of CPU (plus the 0.1 s slack) is not enough for g++ to parse every standard header: a compile error
+    # that says why (never the program's time limit).
     assert starved.verdict == "compile_error" and "CPU time limit" in (starved.detail or ""), starved

@@ -62,7 +62,9 @@ def one(item):
         for i, command in enumerate(job["commands"]):
             last = i == len(job["commands"]) - 1
             # As execution.py: one process per step, killed (its whole group) at the timeout.
-            p = subprocess.Popen(command, shell=True, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            # HumanEval-X's JavaScript harness also fails a program that writes to stderr.
+            err = open(os.path.join(d, ".stderr"), "wb") if last and job.get("stderr_fails") else subprocess.DEVNULL
+            p = subprocess.Popen(command, shell=True, cwd=d, stdout=subprocess.DEVNULL, stderr=err,
                                  start_new_session=True)
             try:
                 code = p.wait(timeout=job["timeout"] if last else 60)
@@ -72,7 +74,7 @@ def one(item):
                 return "timeout"
             if code != 0:
                 return "failed" if last else "compile_error"
-            if last and job.get("stderr_fails") and r.stderr:  # HumanEval-X's JavaScript: any stderr fails
+            if last and job.get("stderr_fails") and os.path.getsize(os.path.join(d, ".stderr")) > 0:
                 return "failed"
     return "passed"
 started = time.monotonic()

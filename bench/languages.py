@@ -61,11 +61,16 @@ def one(item):
             f.write(item)
         for i, command in enumerate(job["commands"]):
             last = i == len(job["commands"]) - 1
+            # As execution.py: one process per step, killed (its whole group) at the timeout.
+            p = subprocess.Popen(command, shell=True, cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 start_new_session=True)
             try:
-                r = subprocess.run(command, shell=True, cwd=d, capture_output=True, timeout=job["timeout"] if last else 60)
+                code = p.wait(timeout=job["timeout"] if last else 60)
             except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 9)
+                p.wait()
                 return "timeout"
-            if r.returncode != 0:
+            if code != 0:
                 return "failed" if last else "compile_error"
     return "passed"
 started = time.monotonic()
@@ -102,6 +107,8 @@ def run_reference(language: str, rows: dict[str, dict], samples: list[dict], tim
             "timeout": time_limit_s, "workers": workers,
         }))
         Path(tmp, "reference.py").write_text(REFERENCE)
+        for path in (Path(tmp), Path(tmp, "job.json"), Path(tmp, "reference.py")):
+            path.chmod(0o755)  # read by the image's uid 10001
         started = time.monotonic()
         output = client.containers.run(
             image, ["python3", "/bench/reference.py", "/bench/job.json"], entrypoint=[], user="10001:10001",
@@ -123,11 +130,11 @@ def run_passk(language: str, problems: list[dict], samples: list[dict], time_lim
         }).raise_for_status().json()
         # Warm: the worker builds or finds the image and probes the toolchain before the clock starts.
         stack.start_worker(concurrency=workers)
-        warm = client.post("/v1/runs", json={"dataset_id": dataset["id"], "model": "warm", "sampling": {},
+        warm = client.post("/v1/runs", json={"dataset_id": dataset["id"], "model": "warm", "sampling": {"temperature": 0.0},
                                              "samples": [samples[0]]}).raise_for_status().json()
         wait_for_run(client, warm["id"], timeout_s=1800)
         started = time.monotonic()
-        run = client.post("/v1/runs", json={"dataset_id": dataset["id"], "model": "bench", "sampling": {},
+        run = client.post("/v1/runs", json={"dataset_id": dataset["id"], "model": "bench", "sampling": {"temperature": 0.0},
                                             "samples": samples, "cache": cache}).raise_for_status().json()
         wait_for_run(client, run["id"], timeout_s=7200)
         wall = time.monotonic() - started
@@ -153,6 +160,7 @@ def main() -> None:
         by_id = {row["task_id"]: row for row in rows}
         samples = workload(rows, language)
         ref_s, ref_verdicts = run_reference(language, by_id, samples, args.time_limit, args.workers)
+        print(f"reference done: {ref_s:.1f} s for {len(samples)} samples", flush=True)
         passk_s, got, log = run_passk(language, [to_problem(row) for row in rows], samples, args.time_limit, args.workers,
                                       not args.no_cache)
         differences = [

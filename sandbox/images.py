@@ -186,15 +186,27 @@ def download_debs(client: docker.DockerClient, base_image: str, packages: tuple[
     log.warning("downloading Debian packages %s (once, cached in %s)", " ".join(packages), target)
     script = (
         "set -e; export DEBIAN_FRONTEND=noninteractive; apt-get update -qq; "
-        "apt-get install -y -qq --no-install-recommends --download-only -o Dir::Cache::archives=/debs "
+        "mkdir -p /debs; apt-get install -y -qq --no-install-recommends --download-only -o Dir::Cache::archives=/debs "
         + " ".join(packages)
         + "; rm -rf /debs/partial /debs/lock"
     )
-    output = client.containers.run(
-        base_image, ["sh", "-c", script], entrypoint=[], user="0:0", network_mode="host", remove=True,
-        volumes={str(target): {"bind": "/debs", "mode": "rw"}}, stdout=True, stderr=True,
-    )
-    log.debug("apt-get: %s", output[-2000:] if output else "")
+    # No bind mount: the worker may itself run in a container, where its paths are not the engine's.
+    container = client.containers.create(base_image, ["sh", "-c", script], entrypoint=[], user="0:0",
+                                         network_mode="host")
+    try:
+        container.start()
+        status = container.wait()
+        if status.get("StatusCode") != 0:
+            tail = container.logs(stdout=True, stderr=True)[-2000:].decode("utf-8", "replace")
+            raise RuntimeError(f"downloading {' '.join(packages)} failed: {tail}")
+        stream, _ = container.get_archive("/debs")
+        with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
+            for member in archive.getmembers():
+                if member.isfile() and member.name.endswith(".deb"):
+                    member.name = Path(member.name).name
+                    archive.extract(member, target)
+    finally:
+        container.remove(force=True)
     (target / ".complete").write_text(" ".join(sorted(packages)) + "\n")
     return target
 

@@ -196,6 +196,10 @@ class PasskClient:
         response = self._request("POST", "/v1/datasets", json=body)
         return response.json(), response.status_code == 201
 
+    def languages(self) -> list[dict[str, Any]]:
+        """The languages the server runs, with the toolchain version each image reported."""
+        return self._json("GET", "/v1/languages")
+
     def get_dataset(self, dataset_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/datasets/{dataset_id}")
 

@@ -2,22 +2,24 @@
 
 from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language
 
-# Before the program: the tests' `main` becomes an ordinary function...
-_PRELUDE = "#include <cstdio>\n#include <cstdlib>\n#include <iostream>\n#define main passk_tests_main\n"
+# Before the program: the tests' `main` becomes an ordinary function (only <cstdio> and <cstdlib> are added:
+# <iostream> alone would add a third to a small program's compile time)...
+_PRELUDE = "#include <cstdio>\n#include <cstdlib>\n#define main passk_tests_main\n"
 # ...and after it, the real `main` calls it and prints the pass token only once it returned. The candidate's
 # code that runs earlier (global constructors) or later (atexit handlers, exit(0) from inside the tests)
 # never reaches the token. The tests' main is called for its effect only: one that falls off its end has no
 # defined return value in an ordinary function, and HumanEval-X/MultiPL-E tests fail by assert (abort).
+# std::_Exit after the token: nothing (an atexit handler, a static destructor) may print after it. (Output
+# a program left in std::cout's own buffer after sync_with_stdio(false) is then not shown.)
 _EPILOGUE = (
     "\n#undef main\n"
     "int main() {\n"
     "    passk_tests_main();\n"
-    "    std::cout.flush();\n"
     f"    const char* passk_token = std::getenv(\"{PASS_TOKEN_ENV}\");\n"
     "    std::fflush(stdout);\n"
     "    std::printf(\"\\n%s\\n\", passk_token ? passk_token : \"\");\n"
     "    std::fflush(stdout);\n"
-    "    return 0;\n"
+    "    std::_Exit(0);\n"
     "}\n"
 )
 

@@ -425,8 +425,19 @@ def cmd_datasets_list(settings: Settings, args: argparse.Namespace) -> int:
     if not datasets:
         print("no datasets yet; import one with `passk datasets import humaneval`")
         return 0
-    rows = [["name", "problems", "id", "created"]]
-    rows += [[d["name"], str(d["problem_count"]), d["id"], d["created_at"]] for d in datasets]
+    rows = [["name", "problems", "language", "id", "created"]]
+    rows += [[d["name"], str(d["problem_count"]), d.get("language", "python"), d["id"], d["created_at"]] for d in datasets]
+    print(_table(rows))
+    return 0
+
+
+@_friendly
+def cmd_languages(settings: Settings, args: argparse.Namespace) -> int:
+    with _client(settings, args) as client:
+        entries = client.languages()
+    rows = [["language", "toolchain", "compile", "run", "formats"]]
+    rows += [[e["name"], e["toolchain"] or "(not built yet)", " ".join(e["compile"] or ["-"]), " ".join(e["run"]),
+              ", ".join(e["formats"])] for e in entries]
     print(_table(rows))
     return 0
 
@@ -760,6 +771,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     imports.add_argument("--time-limit", dest="time_limit_s", type=float, help="default time limit (seconds)")
     imports.add_argument("--memory-mb", type=int, help="default memory limit (MiB)")
     imports.set_defaults(func=cmd_datasets_import)
+    languages = sub.add_parser("languages", parents=[server], help="languages, their toolchain versions and commands")
+    languages.set_defaults(func=cmd_languages)
     listing = datasets_sub.add_parser("list", parents=[server], help="list datasets, newest first")
     listing.set_defaults(func=cmd_datasets_list)
 

@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
-from service.models import Dataset, Problem, Run, Sample
+from service.models import Dataset, Problem, Run, Sample, Toolchain
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,8 @@ class RunHeader:
     dataset_id: uuid.UUID
     dataset_name: str
     problem_count: int
+    language: str = "python"
+    toolchain: str | None = None
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,10 @@ class ProblemView:
 
 async def run_header(session: AsyncSession, run_id: uuid.UUID) -> RunHeader | None:
     statement = (
-        select(Run.id, Run.model, Run.dataset_id, Dataset.name, Dataset.problem_count)
+        select(Run.id, Run.model, Run.dataset_id, Dataset.name, Dataset.problem_count, Dataset.language,
+               Toolchain.version)
         .join(Dataset, Dataset.id == Run.dataset_id)
+        .outerjoin(Toolchain, Toolchain.language == Dataset.language)
         .where(Run.id == run_id)
     )
     row = (await session.execute(statement)).one_or_none()

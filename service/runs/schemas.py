@@ -147,6 +147,7 @@ class VerdictCounts(BaseModel):
     timeout: int = 0
     memory: int = 0
     crashed: int = 0
+    compile_error: int = 0  # a compiled language's program did not compile (counts in n, shown apart)
     sandbox_error: int = 0
 
 

@@ -148,7 +148,39 @@ def test_cpp_end_to_end(stack: Stack) -> None:
     assert languages["cpp"]["compile"][0] == "g++" and "humaneval-x" in languages["cpp"]["formats"]
     detail = client.get(f"/v1/datasets/{created.json()['id']}").raise_for_status().json()
     assert detail["language"] == "cpp" and detail["toolchain"] == languages["cpp"]["toolchain"]
+    listed = subprocess.run([sys.executable, "-m", "service.cli", "languages"], env=env, capture_output=True, text=True,
+                            timeout=120)
+    assert listed.returncode == 0 and "cpp" in listed.stdout and "g++ (Debian" in listed.stdout, listed
 
 
 def test_shared_data_is_there() -> None:
     assert (SHARED / "humaneval_cpp.jsonl.gz").exists()
+
+
+def test_compile_cache_and_compile_limits(docker_client) -> None:  # type: ignore[no-untyped-def]
+    """Through the executor: an identical program compiles once per container; the compile has its own CPU limit."""
+    from sandbox.executor import Job, Sandbox, SandboxSettings
+    from sandbox.images import ensure_language_image, toolchain_version
+    from sandbox.languages import get
+    from sandbox.languages.jobs import tests_spec
+
+    cpp = get("cpp")
+    image = ensure_language_image(docker_client, cpp)
+    version = toolchain_version(docker_client, image, cpp)
+    memory = 256 * 1024 * 1024
+    program = "#include <cassert>\nint twice(int x) { return 2 * x; }\nint main() { assert(twice(2) == 4); }\n"
+    sandbox = Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image, owner="passk-tests"))
+    try:
+        first, second, starved = sandbox.run([
+            Job("a", "", 2.0, memory, language="cpp", native=tests_spec(cpp, program, version, memory)),
+            Job("b", "", 2.0, memory, language="cpp", native=tests_spec(cpp, program, version, memory)),
+            Job("c", "", 2.0, memory, language="cpp",
+                native=tests_spec(cpp, program + "// other\n", version, memory, compile_time_limit_s=0.01)),
+        ])
+    finally:
+        sandbox.close()
+    assert (first.verdict, second.verdict) == ("passed", "passed"), (first, second)
+    assert first.compile_cached is False and second.compile_cached is True
+    assert sandbox.settings.stats["compile_hits"] == 1
+    # 0.01 s of CPU is not enough for g++: a compile error that says why (never the program's time limit).
+    assert starved.verdict == "compile_error" and "CPU time limit" in (starved.detail or ""), starved

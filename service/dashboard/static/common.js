@@ -1,7 +1,7 @@
 // Shared helpers for the dashboard pages: same-origin JSON fetches, DOM building, formatting,
 // and the unbiased pass@k / pass^k estimators (the same products of ratios as service/statistics).
 
-export const VERDICTS = ["passed", "failed", "error", "timeout", "memory", "crashed", "sandbox_error"];
+export const VERDICTS = ["passed", "failed", "error", "timeout", "memory", "crashed", "compile_error", "sandbox_error"];
 export const VERDICT_COLORS = {
   passed: "#2e9d5b", failed: "#d1495b", error: "#ef8a17", timeout: "#7b5ea7",
   memory: "#8c6d46", crashed: "#3d405b", sandbox_error: "#9aa1ab",

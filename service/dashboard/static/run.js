@@ -89,7 +89,7 @@ el("run-edit").addEventListener("submit", async (event) => {
 // ---------- downloads (built in the page from what it already fetched) ----------
 
 const PROBLEM_COLUMNS = ["problem_id", "n", "c", "pass_at_1", "pass_at_k", "k", "distinct_programs", "total", "pending",
-  "passed", "failed", "error", "timeout", "memory", "crashed", "sandbox_error"];
+  "passed", "failed", "error", "timeout", "memory", "crashed", "compile_error", "sandbox_error"];
 const METRIC_COLUMNS = ["k", "metric", "estimate", "ci_low", "ci_high", "interval", "standard_error", "method_used",
   "fallback_reason", "confidence", "resamples", "problems", "dataset_problems", "subset"];
 const fileBase = () => `passk-${runId.slice(0, 8)}`;

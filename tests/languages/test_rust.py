@@ -120,7 +120,7 @@ def test_rust_end_to_end(stack: Stack) -> None:
         assert "pass token" in by_variant[label]["detail"], by_variant[label]
     # Rust/50's tests use rand 0.4's gen_range(low, high): a compile error with Debian's rand 0.8, as in cargo.
     assert {got[i]["verdict"] for i, s in enumerate(samples[:164]) if s["problem_id"] in allowed} == {"compile_error"}
-    assert run["progress"]["by_verdict"]["compile_error"] == 1 + len(allowed)
+    assert sum(x["verdict"] == "compile_error" for x in got) == 1 + len(allowed)
 
     assert s["status"] == "completed"
     assert [x["verdict"] for x in s_got] == ["passed", "failed", "compile_error"], s_got

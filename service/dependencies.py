@@ -15,7 +15,6 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.database import session_scope
-from service.exceptions import APIError, Conflict, InvalidInput, NotFound  # noqa: F401 (re-exported for service/datasets, issue 11's)
 from service.settings import Settings
 from service.settings import get_settings as _default_settings
 

@@ -23,7 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sandbox.executor import Outcome, Sandbox
 from sandbox.runtime import compare
 from service.datasets.schemas import DatasetCreate, parse_problem
-from service.datasets.service import digest, format_columns, mbpp_entry_point
+from service.datasets.service import digest, format_columns
+from service.formats.mbpp import mbpp_entry_point
 from service.formats import sources
 from service.formats.loader import FormatError, load_problems, load_samples, to_problem
 from service.problems import Program, build_program, program_for

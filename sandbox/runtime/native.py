@@ -35,46 +35,17 @@ import signal
 import time
 
 from . import compare, process
+from .streams import READ_CHUNK, Capture, HostGone, drain, tree_cpu
 
 CACHE_ROOT = "/var/cache/passk"
-READ_CHUNK = 65536
 TREE_CPU_SLACK_S = 0.1
 # stdout kept whole for stdio comparisons (beyond it the case fails as output too large).
 STDIO_OUTPUT_CAP = 16 * 1024 * 1024
-TAIL_BYTES = 512
 MAX_CACHED_BYTES = 64 * 1024 * 1024
 PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
 
 # Per container, for the host (reported with each result).
 stats = {"compiles": 0, "compile_hits": 0}
-
-
-class HostGone(Exception):
-    """stdin closed while a job ran: the worker died, so nobody will read our results."""
-
-
-class Capture:
-    """The first `limit` bytes of a stream and its last TAIL_BYTES, and how much there was."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.tail = b""
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.limit - len(self.data)
-        if room > 0:
-            self.data += chunk[:room]
-        self.tail = (self.tail + chunk)[-TAIL_BYTES:]
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", "replace")
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > self.limit
 
 
 class Step:
@@ -170,7 +141,7 @@ def exec_step(argv: list, cwd: str, env: dict, cpu_s: float, memory_bytes: int |
     try:
         while status is None:
             elapsed = time.monotonic() - started
-            used = _tree_cpu(cpu_before)
+            used = tree_cpu(cpu_before)
             if used is not None and used > cpu_s + TREE_CPU_SLACK_S:
                 step.tree_cpu_timeout = True
                 break
@@ -213,19 +184,19 @@ def exec_step(argv: list, cwd: str, env: dict, cpu_s: float, memory_bytes: int |
         if in_w >= 0:
             os.close(in_w)
     step.duration = time.monotonic() - started
-    tree_cpu = _tree_cpu(cpu_before)
+    tree_used = tree_cpu(cpu_before)
     # Nothing the step started may outlive it.
     if status is None or process.live_processes_other_than({1, *_keep()}):
         process.reset_uid(process.CANDIDATE_UID, wipe=False)
     if status is None:
         _, status, usage = os.wait4(pid, 0)
     for fd in list(open_fds):
-        _drain(fd, captures[fd])
+        drain(fd, captures[fd])
     for fd in (out_r, err_r, pidfd):
         os.close(fd)
     step.status = status
     own = (usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
-    step.cpu = max(tree_cpu, own) if tree_cpu is not None else own
+    step.cpu = max(tree_used, own) if tree_used is not None else own
     step.oom = oom_before >= 0 and process.oom_kills() > oom_before
     return step
 
@@ -235,25 +206,6 @@ _KEEP: set = set()
 
 def _keep() -> set:
     return _KEEP
-
-
-def _tree_cpu(before: float | None) -> float | None:
-    if before is None:
-        return None
-    now = process.cgroup_cpu_s()
-    return None if now is None else now - before
-
-
-def _drain(fd: int, capture: Capture) -> None:
-    os.set_blocking(fd, False)
-    while True:
-        try:
-            chunk = os.read(fd, READ_CHUNK)
-        except BlockingIOError:
-            return
-        if not chunk:
-            return
-        capture.add(chunk)
 
 
 # ------------------------------------------------------------------ the compile cache

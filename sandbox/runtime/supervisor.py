@@ -56,11 +56,11 @@ import traceback  # noqa: F401  (the judges print tracebacks)
 import typing  # noqa: F401
 
 from . import candidate, driver, native, process, trusted_tests, zygote
+from .streams import READ_CHUNK, Capture, HostGone, drain, tree_cpu
 from .trusted_tests import SPAWN_FD, CandidateEnded
 from .zygote import SpawnFailed
 
 REPORT_FD = 3
-READ_CHUNK = 65536
 # A container that lived this long retires even if nothing went wrong.
 MAX_CONTAINER_SECONDS = 3600.0
 IDLE_SECONDS = 600.0
@@ -206,27 +206,6 @@ def _describe(exc: BaseException) -> bytes:
 # ----------------------------------------------------------- the supervisor
 
 
-class Capture:
-    """Keeps the first `limit` bytes of a stream and counts the rest."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.data = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.limit - len(self.data)
-        if room > 0:
-            self.data += chunk[:room]
-
-    def text(self) -> str:
-        return self.data.decode("utf-8", "replace")
-
-
-HostGone = native.HostGone  # stdin closed while a batch ran: the worker died, nobody reads our results
-
-
 class Container:
     """What PID 1 keeps between jobs: the zygote and its control socket."""
 
@@ -307,7 +286,7 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
     open_fds = set(captures)
     while status is None:
         elapsed = time.monotonic() - started
-        used = _tree_cpu(cpu_before)
+        used = tree_cpu(cpu_before)
         if used is not None and used > limits["time_limit_s"] + TREE_CPU_SLACK_S:
             tree_cpu_timeout = True
             break
@@ -334,7 +313,7 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
             elif reaped == box.zygote_pid:
                 box.zygote_alive = False
     duration = time.monotonic() - started
-    tree_cpu = _tree_cpu(cpu_before)
+    tree_used = tree_cpu(cpu_before)
 
     # The program is over: nothing it started may outlive it, nor anything it left behind. Usually
     # nothing did (its processes have ended, no IPC object, only its scratch directories): then only
@@ -369,7 +348,7 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
         if reaped == box.zygote_pid:
             box.zygote_alive = False
     for fd in list(open_fds):
-        _drain(fd, captures[fd])
+        drain(fd, captures[fd])
     for fd in (report_r, out_r, err_r, pidfd):
         os.close(fd)
     clean = (
@@ -379,7 +358,7 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
     )
     oom = oom_before >= 0 and process.oom_kills() > oom_before
     own_cpu = (usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
-    cpu = max(tree_cpu, own_cpu) if tree_cpu is not None else own_cpu
+    cpu = max(tree_used, own_cpu) if tree_used is not None else own_cpu
     leftovers = outlived and not (wall_timeout or tree_cpu_timeout)
 
     result = judge(status, cpu, limits["time_limit_s"], wall_timeout, tree_cpu_timeout, oom,
@@ -411,29 +390,10 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
     return result, retire
 
 
-def _tree_cpu(before: float | None) -> float | None:
-    if before is None:
-        return None
-    now = process.cgroup_cpu_s()
-    return None if now is None else now - before
-
-
 def _end_everything(box: Container) -> None:
     process.reset_uid(process.JUDGE_UID, wipe=False)
     process.reset_uid(process.CANDIDATE_UID, wipe=False)
     process.reap(until_none_but={box.zygote_pid}, deadline_s=1.0)
-
-
-def _drain(fd: int, capture: Capture) -> None:
-    os.set_blocking(fd, False)
-    while True:
-        try:
-            chunk = os.read(fd, READ_CHUNK)
-        except BlockingIOError:
-            return
-        if not chunk:
-            return
-        capture.add(chunk)
 
 
 def judge(status: int, cpu: float, time_limit: float, wall_timeout: bool, tree_cpu_timeout: bool, oom: bool,

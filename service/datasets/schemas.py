@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import uuid
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     AliasChoices,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     PlainValidator,
@@ -24,7 +21,7 @@ from sandbox.runtime.compare import POLICIES
 
 from service.formats.fields import (  # noqa: F401  (re-exported: the schemas' field types)
     _ID, _MEMORY, _SETUP, _TAGS, _TIME_LIMIT, _TOLERANCES, Identifier, JsonValue, Key, NumericId, PositiveMB,
-    PositiveSeconds, StorableStr, Tolerance, _id_from_number, _jsonb_storable, _storable,
+    PositiveSeconds, StorableStr, Tolerance,
 )
 
 _PROBLEM_EXAMPLE = {

@@ -21,9 +21,8 @@ from service.datasets.schemas import (
     ProblemIn,
     ProblemSummary,
 )
-from service.dependencies import InvalidInput, NotFound
+from service.exceptions import InvalidInput, NotFound
 from service.models import Dataset
-from service.formats.mbpp import mbpp_entry_point  # noqa: F401  (re-exported)
 from service.settings import Settings
 
 

@@ -30,7 +30,7 @@ def _id_from_number(value: Any) -> Any:
     return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
-def _jsonb_storable(value: Any, path: str = "value") -> Any:
+def jsonb_storable(value: Any, path: str = "value") -> Any:
     """Values stored in JSONB: no NUL, no lone surrogates, no NaN or infinity (json.loads accepts all three)."""
     if isinstance(value, str):
         try:
@@ -41,16 +41,16 @@ def _jsonb_storable(value: Any, path: str = "value") -> Any:
         raise ValueError(f"{path}: numbers must be finite")
     elif isinstance(value, dict):
         for key, item in value.items():
-            _jsonb_storable(key, path)
-            _jsonb_storable(item, f"{path}.{key}")
+            jsonb_storable(key, path)
+            jsonb_storable(item, f"{path}.{key}")
     elif isinstance(value, list):
         for position, item in enumerate(value):
-            _jsonb_storable(item, f"{path}[{position}]")
+            jsonb_storable(item, f"{path}[{position}]")
     return value
 
 
 NumericId = Annotated[Key, BeforeValidator(_id_from_number)]
-JsonValue = Annotated[Any, AfterValidator(_jsonb_storable)]
+JsonValue = Annotated[Any, AfterValidator(jsonb_storable)]
 Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=300)]
 _ID = Field(validation_alias=AliasChoices("id", "task_id"), description="Your problem id (or `task_id`).")

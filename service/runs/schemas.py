@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
@@ -16,7 +16,7 @@ from pydantic import (
 )
 
 from sandbox.verdicts import Verdict
-from service.datasets.schemas import Key, PositiveMB, PositiveSeconds, StorableStr, _jsonb_storable
+from service.formats.fields import Key, PositiveMB, PositiveSeconds, StorableStr, jsonb_storable
 from service.delivery.states import CallbackState, RunPriority
 from service.states import RunState, SampleState
 
@@ -49,8 +49,8 @@ class Sampling(BaseModel):
     def _storable_extras(self) -> Sampling:
         for key, value in (self.__pydantic_extra__ or {}).items():
             # Stored in JSONB verbatim: the one JSONB check, the datasets' (cases and the like).
-            _jsonb_storable(key, "sampling")
-            _jsonb_storable(value, f"sampling.{key}")
+            jsonb_storable(key, "sampling")
+            jsonb_storable(value, f"sampling.{key}")
         return self
 
     def stored(self) -> dict[str, Any]:

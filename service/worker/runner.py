@@ -28,7 +28,7 @@ from sandbox.engine import connect
 from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
 from sandbox.verdicts import Verdict
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
-from service.models import Run, WorkerHeartbeat
+from service.models import Run, Toolchain, WorkerHeartbeat
 from service.settings import Settings
 from service.states import RunState
 from service.worker import queue, results
@@ -153,12 +153,12 @@ class Worker:
                 version = toolchain_version(client, tag, language)
                 self._images[language] = (tag, client.images.get(tag).id, version)
                 with transaction(self.sessions) as session:
+                    statement = insert(Toolchain).values(language=language, image=tag, version=version)
                     session.execute(
-                        text(
-                            "INSERT INTO toolchains (language, image, version) VALUES (:l, :i, :v) "
-                            "ON CONFLICT (language) DO UPDATE SET image = :i, version = :v, updated_at = now()"
-                        ),
-                        {"l": language, "i": tag, "v": version},
+                        statement.on_conflict_do_update(
+                            index_elements=[Toolchain.language],
+                            set_={"image": tag, "version": version, "updated_at": func.now()},
+                        )
                     )
                 log.warning("language %s: image %s, %s", language, tag, version)
             return self._images[language]

@@ -395,3 +395,25 @@ async def test_metrics_carry_an_etag_that_follows_the_run_state(client: httpx.As
     changed = await client.get(f"/v1/runs/{run['id']}/metrics", params={"k": "1,2"}, headers={"If-None-Match": etag})
     assert changed.status_code == 200 and changed.headers["etag"] != etag
     assert changed.json()["problems"] == 2 and first.json()["problems"] == 1
+
+
+async def test_problems_carry_the_curves_for_every_k_up_to_n_min(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    """The dashboard's curves come from the server: pass@k and pass^k means for k = 1..n_min over finished problems."""
+    dataset = await create_dataset(client, ["a", "b", "c"])
+    run = await create_run(client, dataset["id"], {"a": 4, "b": 5, "c": 5})
+    url = f"/v1/runs/{run['id']}/problems"
+    assert (await client.get(url)).json()["curves"] is None  # nothing finished yet
+    await set_verdicts(db_session, run["id"], "a", _verdicts(4, 1))
+    await set_verdicts(db_session, run["id"], "b", _verdicts(5, 3))
+    await set_verdicts(db_session, run["id"], "c", ["passed", "passed", None, None, None])  # unfinished: left out
+    curves = (await client.get(url)).json()["curves"]
+    # a (n=4, c=1): pass@k 1/4, 1 - C(3,k)/C(4,k); pass^k 1/4 then 0. b (n=5, c=3): 3/5, 1 - C(2,k)/C(5,k); C(3,k)/C(5,k).
+    at_a = [1 - comb(3, k) / comb(4, k) for k in range(1, 5)]
+    at_b = [1 - comb(2, k) / comb(5, k) for k in range(1, 5)]
+    hat_a = [comb(1, k) / comb(4, k) for k in range(1, 5)]
+    hat_b = [comb(3, k) / comb(5, k) for k in range(1, 5)]
+    assert (curves["n_min"], curves["problems"]) == (4, 2)
+    assert curves["pass_at_k"] == pytest.approx([(x + y) / 2 for x, y in zip(at_a, at_b, strict=True)], rel=1e-12)
+    assert curves["pass_at_k"] == pytest.approx([0.425, 0.7, 0.875, 1.0], rel=1e-12)
+    assert curves["pass_hat_k"] == pytest.approx([(x + y) / 2 for x, y in zip(hat_a, hat_b, strict=True)], rel=1e-12, abs=1e-15)
+    assert curves["pass_hat_k"] == pytest.approx([0.425, 0.15, 0.05, 0.0], rel=1e-12, abs=1e-15)

@@ -302,6 +302,13 @@ class ProblemResult(BaseModel):
     pass_hat_k: dict[str, float | None] = Field(description="Keyed by k; null where k > n.")
 
 
+class CurvesOut(BaseModel):
+    n_min: int = Field(description="Smallest n over the finished problems: the curves run k = 1 .. n_min.")
+    problems: int = Field(description="Finished problems with n > 0, over which the curves are means.")
+    pass_at_k: list[float] = Field(description="Mean pass@k over those problems, for k = 1 .. n_min (index k - 1).")
+    pass_hat_k: list[float] = Field(description="Mean pass^k over those problems, for k = 1 .. n_min (index k - 1).")
+
+
 class ProblemResults(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
@@ -332,3 +339,8 @@ class ProblemResults(BaseModel):
     run_id: uuid.UUID
     ks: list[int]
     problems: list[ProblemResult]
+    curves: CurvesOut | None = Field(
+        None,
+        description="Point estimates of pass@k and pass^k for every k = 1 .. n_min over the finished problems "
+        "(no intervals); null until one problem has finished.",
+    )

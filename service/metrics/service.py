@@ -26,6 +26,7 @@ from service.metrics.convert import (
 )
 from service.metrics.repository import MetricsRepository
 from service.metrics.schemas import (
+    CurvesOut,
     DiversityOut,
     ProblemResult,
     ProblemResults,
@@ -319,7 +320,28 @@ def _per_problem(problems: Sequence[ProblemCounts], ks: list[int]) -> list[Probl
     ]
 
 
+def curves(problems: Sequence[ProblemCounts]) -> CurvesOut | None:
+    """Mean pass@k and pass^k for k = 1 .. n_min over the finished problems with n > 0 (the dashboard's curves)."""
+    finished = [p for p in problems if p.finished and p.n > 0]
+    if not finished:
+        return None
+    ns = np.fromiter((p.n for p in finished), dtype=np.int64, count=len(finished))
+    cs = np.fromiter((p.c for p in finished), dtype=np.int64, count=len(finished))
+    n_min = int(ns.min())
+    pass_at, pass_hat = per_problem_estimates(ns, cs, range(1, n_min + 1))
+    return CurvesOut(
+        n_min=n_min,
+        problems=len(finished),
+        pass_at_k=pass_at.mean(axis=0).tolist(),
+        pass_hat_k=pass_hat.mean(axis=0).tolist(),
+    )
+
+
+def _results(problems: Sequence[ProblemCounts], ks: list[int]) -> tuple[list[ProblemResult], CurvesOut | None]:
+    return _per_problem(problems, ks), curves(problems)
+
+
 async def problem_results(session: AsyncSession, run_id: uuid.UUID, ks: list[int]) -> ProblemResults:
     _, _, counts = await load_counts(session, run_id, distinct_programs=True)
-    problems = await anyio.to_thread.run_sync(_per_problem, counts, ks)
-    return ProblemResults(run_id=run_id, ks=ks, problems=problems)
+    problems, curve_points = await anyio.to_thread.run_sync(_results, counts, ks)
+    return ProblemResults(run_id=run_id, ks=ks, problems=problems, curves=curve_points)

@@ -170,34 +170,6 @@ export function renderProgress(bar, progress) {
   bar.title = `${num(progress.done)} of ${num(progress.total)} samples finished, ${num(passed)} passed`;
 }
 
-/**
- * Per-problem pass@k and pass^k for every k = 1..kmax at once (kmax <= n), by the recurrences
- *   C(n-c, k+1)/C(n, k+1) = C(n-c, k)/C(n, k) * (n-c-k)/(n-k),   C(c, k+1)/C(n, k+1) = C(c, k)/C(n, k) * (c-k)/(n-k)
- * which are the products of ratios the server uses (numerically stable, no binomials).
- * Returns [passAt, passHat], arrays indexed by k-1.
- */
-export function estimatesUpTo(n, c, kmax) {
-  const at = new Float64Array(kmax);
-  const hat = new Float64Array(kmax);
-  let fail = 1; // C(n-c, k)/C(n, k)
-  let all = 1; // C(c, k)/C(n, k)
-  for (let k = 0; k < kmax; k++) {
-    fail *= Math.max(n - c - k, 0) / (n - k);
-    all *= Math.max(c - k, 0) / (n - k);
-    at[k] = 1 - fail;
-    hat[k] = all;
-  }
-  return [at, hat];
-}
-
-export function passAtK(n, c, k) {
-  if (k > n || n < 1) return null;
-  if (n - c < k) return 1;
-  let fail = 1;
-  for (let i = 0; i < k; i++) fail *= (n - c - i) / (n - i);
-  return 1 - fail;
-}
-
 /** A problem counts towards run metrics once all its samples finished (the server's rule). */
 export function problemFinished(p) {
   const done = VERDICTS.reduce((sum, v) => sum + (p.by_verdict[v] || 0), 0);
@@ -263,21 +235,6 @@ export function downloadButton(label, make, attrs = {}) {
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
     },
   }, label);
-}
-
-/** Curve points pass@k and pass^k for k = 1..n_min from per-problem (n, c) of finished problems. */
-export function curvesFrom(problems) {
-  const finished = problems.filter((p) => problemFinished(p) && p.n > 0);
-  if (!finished.length) return null;
-  const nMin = Math.min(...finished.map((p) => p.n));
-  const at = new Float64Array(nMin);
-  const hat = new Float64Array(nMin);
-  for (const p of finished) {
-    const [a, b] = estimatesUpTo(p.n, p.c, nMin);
-    for (let i = 0; i < nMin; i++) { at[i] += a[i]; hat[i] += b[i]; }
-  }
-  for (let i = 0; i < nMin; i++) { at[i] /= finished.length; hat[i] /= finished.length; }
-  return { at: Array.from(at), hat: Array.from(hat), nMin, problems: finished.length };
 }
 
 /** "temperature=0.8 · top_p=0.95": a run's sampling settings, the usual keys first. */

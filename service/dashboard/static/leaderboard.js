@@ -2,7 +2,7 @@
 // as columns, sortable; the pass@k curves of the ticked runs overlaid on one chart. Every row is one
 // run: runs with different sampling settings are never pooled.
 import {
-  api, boot, bracket, clear, coverage, curvesFrom, eachLimited, errorText, h, num, pct, samplingText,
+  api, boot, bracket, clear, coverage, eachLimited, errorText, h, num, pct, samplingText,
 } from "./common.js";
 import { curveChart } from "./charts.js";
 
@@ -148,7 +148,8 @@ async function load() {
   await eachLimited(state.rows, 4, async (row) => {
     try {
       const problems = await api(`/v1/runs/${row.run.id}/problems`, { params: { k: 1 } });
-      row.curves = curvesFrom(problems.problems);
+      const c = problems.curves; // computed by the server: pass@k and pass^k for k = 1..n_min
+      row.curves = c ? { at: c.pass_at_k, hat: c.pass_hat_k, nMin: c.n_min, problems: c.problems } : null;
       const ks = KS.filter((k) => row.curves && k <= row.curves.nMin);
       if (ks.length) {
         const metrics = await api(`/v1/runs/${row.run.id}/metrics`, { params: { k: ks.join(",") } });

@@ -1,8 +1,8 @@
 // Run page: progress (live while the run is queued or running), pass@k / pass^k curves with
 // bootstrap bands, verdict breakdown, per-problem pass-rate histogram and a sortable problem table.
 import {
-  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, bracket, clear, coverage, downloadButton, elapsed, errorText, estimatesUpTo, h, num,
-  passAtK, pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, toCsv, when,
+  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, bracket, clear, coverage, downloadButton, elapsed, errorText, h, num,
+  pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, toCsv, when,
 } from "./common.js";
 import { barChart, curveChart, stackedBar } from "./charts.js";
 
@@ -96,7 +96,7 @@ const fileBase = () => `passk-${runId.slice(0, 8)}`;
 
 function problemRecords() {
   return state.rows.map((r) => ({
-    problem_id: r.problem_id, n: r.n, c: r.c, pass_at_1: r.p1, pass_at_k: passAtK(r.n, r.c, state.tableK), k: state.tableK,
+    problem_id: r.problem_id, n: r.n, c: r.c, pass_at_1: r.p1, pass_at_k: passAtOf(r, state.tableK), k: state.tableK,
     distinct_programs: r.distinct, total: r.total, pending: r.pending, ...r.by_verdict,
   }));
 }
@@ -168,18 +168,9 @@ function histogramBins(rows) {
   }));
 }
 
-function computeCurves(rows) {
-  const finished = rows.filter((r) => r.finished && r.n > 0);
-  if (!finished.length) return null;
-  const nMin = Math.min(...finished.map((r) => r.n));
-  const at = new Float64Array(nMin);
-  const hat = new Float64Array(nMin);
-  for (const r of finished) {
-    const [a, b] = estimatesUpTo(r.n, r.c, nMin);
-    for (let i = 0; i < nMin; i++) { at[i] += a[i]; hat[i] += b[i]; }
-  }
-  for (let i = 0; i < nMin; i++) { at[i] /= finished.length; hat[i] /= finished.length; }
-  return { at: Array.from(at), hat: Array.from(hat), nMin, problems: finished.length };
+/** The server's curves (pass@k and pass^k for k = 1..n_min over finished problems) in the chart's shape. */
+function curvesOf(curves) {
+  return curves ? { at: curves.pass_at_k, hat: curves.pass_hat_k, nMin: curves.n_min, problems: curves.problems } : null;
 }
 
 function renderCurves() {
@@ -242,8 +233,24 @@ function renderStats() {
   clear(note, lines.map((line, i) => [i ? h("br") : null, line]));
 }
 
+/** The table's k: the one chosen if still on the grid, else 10 (or the largest k of the grid). */
+function tableKFor(nMin) {
+  const ks = nMin ? kGrid(nMin) : [1];
+  if (state.tableK !== null && ks.includes(state.tableK)) return state.tableK;
+  return ks.includes(10) ? 10 : ks[ks.length - 1];
+}
+
+/** Per-problem results with the server's pass@k at 1 and at the table's k (asked again when n_min moved it). */
+async function fetchProblems() {
+  const ks = (nMin) => [...new Set([1, tableKFor(nMin)])].join(",");
+  const asked = ks(state.nMin);
+  const result = await api(`/v1/runs/${runId}/problems`, { params: { k: asked } });
+  const want = ks(result.curves ? result.curves.n_min : 0);
+  return want === asked ? result : api(`/v1/runs/${runId}/problems`, { params: { k: want } });
+}
+
 async function loadResults() {
-  const result = await api(`/v1/runs/${runId}/problems`, { params: { k: 1 } });
+  const result = await fetchProblems();
   state.rows = result.problems.map((p, i) => ({
     index: i + 1,
     problem_id: p.problem_id,
@@ -254,9 +261,10 @@ async function loadResults() {
     by_verdict: p.by_verdict,
     finished: problemFinished(p),
     p1: p.n ? p.c / p.n : null,
+    passAt: p.pass_at_k,
     distinct: p.distinct_programs ?? null,
   }));
-  state.curves = computeCurves(state.rows);
+  state.curves = curvesOf(result.curves);
   state.nMin = state.curves ? state.curves.nMin : 0;
   setupKSelect();
   const bins = histogramBins(state.rows);
@@ -293,12 +301,15 @@ async function loadResults() {
 function setupKSelect() {
   const select = el("problem-k");
   const ks = state.nMin ? kGrid(state.nMin) : [1];
-  if (state.tableK === null || !ks.includes(state.tableK)) state.tableK = ks.includes(10) ? 10 : ks[ks.length - 1];
+  state.tableK = tableKFor(state.nMin);
   const current = [...select.options].map((o) => Number(o.value));
   if (current.join() !== ks.join()) clear(select, ks.map((k) => h("option", { value: k }, k)));
   select.value = String(state.tableK);
   el("pk-header").textContent = `pass@${state.tableK}`;
 }
+
+/** A problem's pass@k from the server's per-problem estimates (null where k > n). */
+const passAtOf = (r, k) => r.passAt[String(k)] ?? null;
 
 function visibleRows() {
   const q = state.search.trim().toLowerCase();
@@ -313,7 +324,7 @@ function visibleRows() {
     }
   });
   const k = state.tableK;
-  for (const r of rows) r.pk = passAtK(r.n, r.c, k);
+  for (const r of rows) r.pk = passAtOf(r, k);
   const { key, dir } = state.sort;
   rows = rows.slice().sort((a, b) => {
     const x = a[key], y = b[key];
@@ -371,10 +382,19 @@ for (const th of document.querySelectorAll("#problems-table th[data-sort]")) {
 }
 el("problem-search").addEventListener("input", (e) => { state.search = e.target.value; state.page = 0; renderTable(); });
 el("problem-filter").addEventListener("change", (e) => { state.filter = e.target.value; state.page = 0; renderTable(); });
-el("problem-k").addEventListener("change", (e) => {
-  state.tableK = Number(e.target.value);
-  el("pk-header").textContent = `pass@${state.tableK}`;
-  renderTable();
+el("problem-k").addEventListener("change", async (e) => {
+  const k = Number(e.target.value);
+  state.tableK = k;
+  el("pk-header").textContent = `pass@${k}`;
+  try {
+    // The server's per-problem pass@k at the new k (the page holds only pass@1 and the previous k).
+    const result = await api(`/v1/runs/${runId}/problems`, { params: { k } });
+    const byId = new Map(result.problems.map((p) => [p.problem_id, p.pass_at_k]));
+    for (const r of state.rows) r.passAt = { ...r.passAt, ...(byId.get(r.problem_id) || {}) };
+  } catch (error) {
+    console.warn(error);
+  }
+  if (state.tableK === k) renderTable();
 });
 
 // ---------- live updates ----------

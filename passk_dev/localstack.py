@@ -98,7 +98,7 @@ class LocalStack:
         with transaction(make_sync_sessionmaker(engine)) as session:
             _, self.api_key = create_key(session, "localstack", SCOPES)
         engine.dispose()
-        self.image = ensure_sandbox_image(ensure_engine(REPO_ROOT / ".passk"))
+        self.image = ensure_sandbox_image(ensure_engine(REPO_ROOT / ".passk"), Settings().sandbox_base_image)
         self.env = {
             **{k: v for k, v in os.environ.items() if not k.startswith("PASSK_")},
             "PASSK_ENV": "test",

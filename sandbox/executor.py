@@ -18,6 +18,7 @@ import docker
 
 from sandbox.container import (
     ENGINE_ERRORS,
+    SANDBOX_CPU_SHARES,
     ContainerBroken,
     ContainerConfig,
     SandboxContainer,
@@ -128,6 +129,8 @@ class SandboxSettings:
     images: Callable[[str], str] | None = None
     # Size of the per-container compile cache of compiled languages (/var/cache/passk).
     compile_cache_bytes: int = 64 * 1024 * 1024
+    # Relative CPU weight of the containers (Docker's cpu_shares; the worker passes its setting).
+    cpu_shares: int = SANDBOX_CPU_SHARES
 
 
 class Sandbox:
@@ -203,6 +206,7 @@ class Sandbox:
             pids=max(cfg.pids, int((job.native or {}).get("pids") or 0)),
             scratch_bytes=cfg.scratch_bytes, owner=cfg.owner,
             exec_scratch=job.native is not None, cache_bytes=cfg.compile_cache_bytes if compiled else 0,
+            cpu_shares=cfg.cpu_shares,
         )
         current = self._container
         if current is not None and current.config == wanted:

@@ -116,8 +116,9 @@ OFFICIAL_BASE = "python:3.11-slim-bookworm"
 
 
 def ensure_sandbox_image(client: docker.DockerClient, base_image: str | None = None) -> str:
-    """The sandbox image tag. Base: the one given, else the official image if it can be had, else local Debian."""
-    base = base_image or os.environ.get("PASSK_SANDBOX_BASE_IMAGE")
+    """The sandbox image tag. Base: the one given (the caller's setting), else local Debian if built, else the
+    official image if it can be had, else a local Debian built now."""
+    base = base_image
     if base is None:
         base = LOCAL_BASE if image_exists(client, LOCAL_BASE) else _pull_or_none(client, OFFICIAL_BASE)
     if base is None:
@@ -166,7 +167,7 @@ def _file_bytes(path: Path) -> bytes:
 
 
 def _resolve_base(client: docker.DockerClient, base_image: str | None) -> str:
-    base = base_image or os.environ.get("PASSK_SANDBOX_BASE_IMAGE")
+    base = base_image
     if base is None:
         base = LOCAL_BASE if image_exists(client, LOCAL_BASE) else _pull_or_none(client, OFFICIAL_BASE)
     return base or ensure_local_base(client)

@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     sandbox_cpus: float = Field(1.0, gt=0)
     sandbox_pids: int = Field(64, ge=8)
     sandbox_scratch_mb: int = Field(64, ge=1)
+    # CPU weight of a sandbox against other containers (Docker's cpu_shares; 1024 is Docker's default).
+    sandbox_cpu_shares: int = Field(1024, ge=2, le=262144)  # sandbox/container.py: SANDBOX_CPU_SHARES
+    # Base of the sandbox images (None: local Debian if built, else the official Python image if a
+    # registry answers, else a local Debian built by debootstrap).
+    sandbox_base_image: str | None = None
     output_excerpt_bytes: int = Field(4096, ge=0)
 
     # Worker behaviour.

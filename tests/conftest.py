@@ -201,7 +201,7 @@ def docker_client() -> docker.DockerClient:
 
 @pytest.fixture(scope="session")
 def sandbox_image(docker_client: docker.DockerClient) -> str:
-    return ensure_sandbox_image(docker_client)
+    return ensure_sandbox_image(docker_client, Settings().sandbox_base_image)
 
 
 @pytest.fixture

@@ -43,3 +43,19 @@ def test_development_mode_is_announced(caplog: pytest.LogCaptureFixture) -> None
 
     create_app(Settings(env="development", database_url=GOOD_URL))
     assert any("DEVELOPMENT mode" in record.getMessage() for record in caplog.records)
+
+
+def test_sandbox_base_image_and_cpu_weight_are_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read through Settings and handed to the sandbox package (which reads no environment of its own)."""
+    from sandbox.container import SANDBOX_CPU_SHARES
+    from sandbox.executor import SandboxSettings
+
+    defaults = Settings()
+    assert (defaults.sandbox_base_image, defaults.sandbox_cpu_shares) == (None, SANDBOX_CPU_SHARES)
+    assert SandboxSettings(image="x").cpu_shares == SANDBOX_CPU_SHARES
+    monkeypatch.setenv("PASSK_SANDBOX_BASE_IMAGE", "python:3.11-slim-bookworm")
+    monkeypatch.setenv("PASSK_SANDBOX_CPU_SHARES", "256")
+    settings = Settings()
+    assert (settings.sandbox_base_image, settings.sandbox_cpu_shares) == ("python:3.11-slim-bookworm", 256)
+    with pytest.raises(ValidationError):
+        Settings(sandbox_cpu_shares=1)

@@ -29,12 +29,12 @@ def cmd_images(settings: Settings, args: argparse.Namespace) -> int:
 
     client = ensure_engine(Path(settings.data_dir).resolve())
     if not args.language:
-        print(ensure_sandbox_image(client, args.base_image))
+        print(ensure_sandbox_image(client, args.base_image or settings.sandbox_base_image))
         return 0
     names = list(languages.all_languages()) if args.language == ["all"] else args.language
     for name in names:
         language = languages.resolve(name)
-        tag = ensure_language_image(client, language, args.base_image)
+        tag = ensure_language_image(client, language, args.base_image or settings.sandbox_base_image)
         print(f"{language.name}\t{tag}\t{toolchain_version(client, tag, language)}")
     return 0
 
@@ -69,7 +69,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
         print(f"passk is already running at {base_url}")
         return 0
     data_dir = Path(settings.data_dir).resolve()
-    image = ensure_sandbox_image(ensure_engine(data_dir), args.base_image)
+    image = ensure_sandbox_image(ensure_engine(data_dir), args.base_image or settings.sandbox_base_image)
     url = resolve_database_url(settings)
     upgrade_to_head(url)
     _ensure_dev_key(settings.model_copy(update={"database_url": url}), data_dir)

@@ -10,8 +10,8 @@ from service.settings import get_settings
 def case_time_limit_s(problem: Any) -> float:
     """The usual chain (run, then problem, then dataset, then server default), applied to each case.
 
-    The worker's row carries the coalesced `effective_time_limit_s`; a bare
-    problem (tests, tools) falls back to its own limit.
+    The worker's row carries `effective_time_limit_s`, with the worker's own default filled in
+    (service/worker/queue.py); a bare problem (tests) falls back to its own limit, then to the settings.
     """
     for value in (getattr(problem, "effective_time_limit_s", None), getattr(problem, "time_limit_s", None)):
         if value:

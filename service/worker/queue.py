@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import timedelta
+from types import SimpleNamespace
 
 from sqlalchemy import Interval, Row, and_, bindparam, case, func, or_, select, true, update
 from sqlalchemy.orm import Session
@@ -198,12 +199,17 @@ def claim_batch(
     if starting:
         session.execute(_STARTING, {"run_ids": starting})
     time_limit = context.effective_time_limit_s or default_time_limit_s
-    memory_bytes = (context.effective_memory_mb or default_memory_mb) * 1024 * 1024
+    memory_mb = context.effective_memory_mb or default_memory_mb
+    memory_bytes = memory_mb * 1024 * 1024
+    # The formats read the limits in force from the row: the worker's own defaults fill what the run, the
+    # problem and the dataset left unset (never the process-wide settings).
+    problem = SimpleNamespace(**{**context._mapping, "effective_time_limit_s": time_limit,
+                                 "effective_memory_mb": memory_mb})
     language = context.language or "python"
     image_key, toolchain = image_id(language) if callable(image_id) else (image_id, "")
     claimed = []
     for row in sorted(rows, key=lambda r: r.id):
-        program = with_toolchain(program_for(context, row.completion), toolchain)
+        program = with_toolchain(program_for(problem, row.completion), toolchain)
         limit_s = program.time_limit_s or time_limit
         claimed.append(
             ClaimedSample(

@@ -149,7 +149,7 @@ class Worker:
         with self._image_lock:
             if language not in self._images:
                 client = connect()
-                tag = ensure_language_image(client, language)
+                tag = ensure_language_image(client, language, self.settings.sandbox_base_image)
                 version = toolchain_version(client, tag, language)
                 self._images[language] = (tag, client.images.get(tag).id, version)
                 with transaction(self.sessions) as session:
@@ -172,7 +172,7 @@ class Worker:
             SandboxSettings(
                 image=self.image, images=self._language_tag, cpus=cfg.sandbox_cpus, pids=cfg.sandbox_pids,
                 scratch_bytes=cfg.sandbox_scratch_mb * 1024 * 1024, excerpt_bytes=cfg.output_excerpt_bytes,
-                owner=self.owner,
+                owner=self.owner, cpu_shares=cfg.sandbox_cpu_shares,
             ),
         )
 

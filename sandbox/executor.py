@@ -146,6 +146,20 @@ class Sandbox:
             self._container.close()
             self._container = None
 
+    def forget(self) -> None:
+        """Drop the live container without removing it (when the engine cannot be asked): the sweep removes it."""
+        self._container = None
+
+    @property
+    def container_id(self) -> str | None:
+        """The engine's id of the live container, None when there is none."""
+        return self._container.container.id if self._container is not None else None
+
+    @property
+    def container_name(self) -> str | None:
+        """The name of the live container, None when there is none."""
+        return self._container.name if self._container is not None else None
+
     def run(self, jobs: list[Job]) -> list[Outcome]:
         """Run every job; the result list is in the same order as `jobs`."""
         outcomes: dict[str, Outcome] = {}

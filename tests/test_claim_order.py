@@ -93,3 +93,19 @@ def test_one_claim_fills_its_batch_with_the_same_problem_of_other_runs(session: 
     assert len(claimed) == 16 and claimed <= set(singles) and other_priority not in claimed
     statuses = db.execute(text("SELECT DISTINCT status FROM runs WHERE id = ANY(:ids)"), {"ids": list(claimed)}).scalars()
     assert set(statuses) == {"running"}
+
+
+def test_programs_take_the_workers_own_default_limit(session: Session) -> None:
+    """No limit on the run, problem or dataset: the program is built with the claiming worker's default."""
+    db = session
+    dataset = uuid.uuid4()
+    db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) VALUES (:id, 'd', 'x', 1)"), {"id": dataset})
+    problem = db.execute(
+        text("INSERT INTO problems (dataset_id, position, key, prompt, test, entry_point, format, cases) "
+             "VALUES (:ds, 0, 'p0', '', '', '', 'stdio', '[{\"input\": \"1\\n\", \"output\": \"1\\n\"}]') RETURNING id"),
+        {"ds": dataset},
+    ).scalar_one()
+    key, _ = create_key(db, "a", SCOPES)
+    _run(db, dataset, problem, key.id, "interactive", 1)
+    (claimed,) = queue.claim_batch(db, "tests", 16, 60, 7.25, 512, "image")
+    assert "7.25" in claimed.program and claimed.memory_bytes == 512 * 1024 * 1024

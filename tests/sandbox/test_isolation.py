@@ -101,6 +101,7 @@ def test_container_is_hardened(sandbox: Sandbox, docker_client: docker.DockerCli
     attrs = docker_client.api.inspect_container(container_id)
     host = attrs["HostConfig"]
     assert host["ReadonlyRootfs"] is True
+    assert host["CpuShares"] == sandbox.settings.cpu_shares  # the worker's setting reaches the container
     # PID 1 keeps only what it needs to drop every other process to an unprivileged uid (checked above).
     assert host["CapDrop"] == ["ALL"] and sorted(host["CapAdd"]) == sorted(SUPERVISOR_CAPABILITIES)
     assert host["Sysctls"] == {"kernel.shm_rmid_forced": "1"}

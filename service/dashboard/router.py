@@ -175,6 +175,12 @@ async def compare_page(
     return _render(request, "compare.html", {"viewer": principal, "boot": boot})
 
 
+@router.get("/languages", response_class=HTMLResponse)
+async def languages_page(request: Request, principal: ReaderDep, runs: str | None = None, k: str | None = None) -> Response:
+    """One model's runs in several languages side by side (GET /v1/languages/compare)."""
+    return _render(request, "languages.html", {"viewer": principal, "boot": {"runs": runs or "", "k": k or "1"}})
+
+
 async def _run_or_none(session: SessionDep, run_id: str) -> queries.RunHeader | None:
     try:
         parsed = uuid.UUID(run_id)

@@ -48,10 +48,10 @@ def test_compile_limits_are_validated_returned_and_enforced(stack: Stack) -> Non
     assert default["compile_time_limit_s"] == 40, default  # the dataset's, over the language's 20 s
 
     # <iostream> needs far more than 10 ms of compile CPU: the override makes it a compile_error.
-    tight = client.post("/v1/runs", json={
-        "dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.0}, "compile_time_limit_s": 0.01,
-        "samples": [{"problem_id": "sum", "completion": STDIO_SOLUTION}],
-    }).raise_for_status().json()
+    # (Through the Python client, which the CLI's `submit --compile-time-limit` uses.)
+    with stack.passk_client() as passk:
+        tight = passk.create_run(dataset_id, "m", {"temperature": 0.0},
+                                 [{"problem_id": "sum", "completion": STDIO_SOLUTION}], compile_time_limit_s=0.01)
     assert tight["compile_time_limit_s"] == 0.01 and tight["compile_memory_mb"] == 1024, tight
 
     stack.start_worker(concurrency=1)

@@ -1,4 +1,5 @@
-"""Dashboard pages: `/`, `/leaderboard`, `/runs/{id}`, `/runs/{id}/problems/{problem_id}`, `/compare`, `/login`.
+"""Dashboard pages: `/`, `/leaderboard`, `/runs/{id}`, `/runs/{id}/problems/{problem_id}`, `/compare`,
+`/languages`, `/login`.
 
 Each page is a small server-rendered shell; its script under /static fetches the /v1 JSON API
 (same origin, session cookie) for the data, so no page ships every sample to the browser.

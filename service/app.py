@@ -39,6 +39,7 @@ from service.runcode.endpoints import router as runcode_router
 from service.runs.endpoints import router as runs_router
 from service.settings import Settings, get_settings
 from service.sweeps.endpoints import router as sweeps_router
+from service.multilang.endpoints import router as multilang_router
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +112,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(compare_router, **protected)
     app.include_router(release_router, **protected)
     app.include_router(sweeps_router, **protected)
+    app.include_router(multilang_router, **protected)  # GET /v1/languages/compare
     app.include_router(runcode_router, **protected)  # POST /run_code (SandboxFusion-compatible): submit scope
     app.include_router(session_router, responses={413: AUTH_RESPONSES[413]})
     install_dashboard(app)  # HTML pages at /, /runs/..., /compare, /login and /static

@@ -186,6 +186,8 @@ class PasskClient:
         time_limit_s: float | None = None,
         memory_mb: int | None = None,
         language: str | None = None,
+        compile_time_limit_s: float | None = None,
+        compile_memory_mb: int | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """(dataset, created); posting the same name and content again returns the existing one."""
         body: dict[str, Any] = {"name": name, "problems": list(problems)}
@@ -195,6 +197,7 @@ class PasskClient:
             body["time_limit_s"] = time_limit_s
         if memory_mb is not None:
             body["memory_mb"] = memory_mb
+        body.update(_compile_limits(compile_time_limit_s, compile_memory_mb))
         response = self._request("POST", "/v1/datasets", json=body)
         return response.json(), response.status_code == 201
 
@@ -245,6 +248,8 @@ class PasskClient:
         time_limit_s: float | None = None,
         memory_mb: int | None = None,
         cache: bool = True,
+        compile_time_limit_s: float | None = None,
+        compile_memory_mb: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "dataset_id": dataset_id, "model": model, "sampling": sampling, "samples": list(samples), "cache": cache,
@@ -253,6 +258,7 @@ class PasskClient:
             body["time_limit_s"] = time_limit_s
         if memory_mb is not None:
             body["memory_mb"] = memory_mb
+        body.update(_compile_limits(compile_time_limit_s, compile_memory_mb))
         return self._json("POST", "/v1/runs", json=body)
 
     def resolve_run(self, ref: str) -> str:
@@ -430,3 +436,9 @@ def _is_uuid(value: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def _compile_limits(time_limit_s: float | None, memory_mb: int | None) -> dict[str, Any]:
+    """The compile-limit overrides given (omitted: the dataset's, else the language's default)."""
+    given = {"compile_time_limit_s": time_limit_s, "compile_memory_mb": memory_mb}
+    return {name: value for name, value in given.items() if value is not None}

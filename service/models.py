@@ -53,6 +53,9 @@ class Dataset(Base):
     memory_mb: Mapped[int | None] = mapped_column(Integer)
     # The programs' language (sandbox/languages); its image runs them.
     language: Mapped[str] = mapped_column(String(32), server_default=text("'python'"))
+    # Compile limits over the language's defaults (NULL: the language's; a run's override this).
+    compile_time_limit_s: Mapped[float | None] = mapped_column(Float)
+    compile_memory_mb: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
@@ -123,6 +126,8 @@ class Run(Base):
     sampling: Mapped[dict[str, Any]] = mapped_column(JSONB)
     time_limit_s: Mapped[float | None] = mapped_column(Float)
     memory_mb: Mapped[int | None] = mapped_column(Integer)
+    compile_time_limit_s: Mapped[float | None] = mapped_column(Float)
+    compile_memory_mb: Mapped[int | None] = mapped_column(Integer)
     use_cache: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
     status: Mapped[str] = mapped_column(String(16), server_default=text(repr(str(RunState.QUEUED))))
     sample_count: Mapped[int] = mapped_column(Integer)

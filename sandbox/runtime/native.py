@@ -213,7 +213,9 @@ def _keep() -> set:
 
 def cache_key(spec: dict) -> str:
     files = sorted((name, text) for name, text in spec["files"].items())
-    material = json.dumps([spec.get("toolchain", ""), spec["compile"], files], ensure_ascii=False)
+    # The compile limits too: a compile that fit a generous limit says nothing about a tighter one.
+    limits = [spec.get("compile_time_limit_s"), spec.get("compile_memory_bytes")]
+    material = json.dumps([spec.get("toolchain", ""), spec["compile"], files, limits], ensure_ascii=False)
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
 

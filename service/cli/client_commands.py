@@ -421,7 +421,8 @@ def cmd_datasets_import(settings: Settings, args: argparse.Namespace) -> int:
     language = _dataset_language(problems, args.language)
     with _client(settings, args) as client:
         dataset, created = client.create_dataset(
-            name, problems, time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, language=language
+            name, problems, time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, language=language,
+            compile_time_limit_s=args.compile_time_limit_s, compile_memory_mb=args.compile_memory_mb,
         )
     formats = Counter(problem.get("format", "humaneval") for problem in problems)
     kinds = ", ".join(f"{count} {fmt}" for fmt, count in formats.most_common())
@@ -510,6 +511,7 @@ def cmd_submit(settings: Settings, args: argparse.Namespace) -> int:
         run = client.create_run(
             dataset["id"], args.model, sampling, samples,
             time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, cache=not args.no_cache,
+            compile_time_limit_s=args.compile_time_limit_s, compile_memory_mb=args.compile_memory_mb,
         )
         per_problem = Counter(sample["problem_id"] for sample in samples)
         _note(
@@ -783,6 +785,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     imports.add_argument("--name", help="dataset name (default: humaneval, or the file name without .jsonl)")
     imports.add_argument("--time-limit", dest="time_limit_s", type=float, help="default time limit (seconds)")
     imports.add_argument("--memory-mb", type=int, help="default memory limit (MiB)")
+    imports.add_argument("--compile-time-limit", dest="compile_time_limit_s", type=float,
+                         help="compile CPU limit (seconds) over the language's default")
+    imports.add_argument("--compile-memory-mb", type=int, help="compile memory limit (MiB) over the language's default")
     imports.set_defaults(func=cmd_datasets_import)
     languages = sub.add_parser("languages", parents=[server], help="languages, their toolchain versions and commands")
     languages.set_defaults(func=cmd_languages)
@@ -802,6 +807,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     submit.add_argument("--sampling", help="more sampling metadata as a JSON object, stored verbatim")
     submit.add_argument("--time-limit", dest="time_limit_s", type=float, help="override the dataset's time limit")
     submit.add_argument("--memory-mb", type=int, help="override the dataset's memory limit")
+    submit.add_argument("--compile-time-limit", dest="compile_time_limit_s", type=float,
+                        help="override the compile CPU limit (seconds)")
+    submit.add_argument("--compile-memory-mb", type=int, help="override the compile memory limit (MiB)")
     submit.add_argument("--no-cache", action="store_true", help="run every program even if an identical one ran")
     submit.add_argument("--wait", action="store_true", help="show progress until the run ends, then the metrics")
     submit.add_argument("-k", type=_parse_ks, help=ks_help)

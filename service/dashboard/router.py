@@ -1,4 +1,5 @@
-"""Dashboard pages: `/`, `/leaderboard`, `/runs/{id}`, `/runs/{id}/problems/{problem_id}`, `/compare`, `/login`.
+"""Dashboard pages: `/`, `/leaderboard`, `/runs/{id}`, `/runs/{id}/problems/{problem_id}`, `/compare`,
+`/languages`, `/login`.
 
 Each page is a small server-rendered shell; its script under /static fetches the /v1 JSON API
 (same origin, session cookie) for the data, so no page ships every sample to the browser.
@@ -173,6 +174,12 @@ async def compare_page(
     datasets, _ = await queries.filter_options(session)
     boot = {"base": base or "", "candidate": candidate or "", "k": k or "1", "intersection": intersection, "datasets": datasets}
     return _render(request, "compare.html", {"viewer": principal, "boot": boot})
+
+
+@router.get("/languages", response_class=HTMLResponse)
+async def languages_page(request: Request, principal: ReaderDep, runs: str | None = None, k: str | None = None) -> Response:
+    """One model's runs in several languages side by side (GET /v1/languages/compare)."""
+    return _render(request, "languages.html", {"viewer": principal, "boot": {"runs": runs or "", "k": k or "1"}})
 
 
 async def _run_or_none(session: SessionDep, run_id: str) -> queries.RunHeader | None:

@@ -211,6 +211,12 @@ class DatasetCreate(BaseModel):
     language: Annotated[str, Field(max_length=32)] = Field(
         "python", description="The programs' language: python (default), cpp, java, javascript, typescript, go, rust."
     )
+    compile_time_limit_s: PositiveSeconds | None = Field(
+        None, description="Compile time limit (CPU seconds) over the language's default; compiled languages only."
+    )
+    compile_memory_mb: PositiveMB | None = Field(
+        None, description="Compile memory limit (MiB) over the language's default; compiled languages only."
+    )
 
 
 class DatasetRead(BaseModel):
@@ -238,6 +244,8 @@ class DatasetRead(BaseModel):
     time_limit_s: float | None
     memory_mb: int | None
     language: str = "python"
+    compile_time_limit_s: float | None = Field(None, description="The dataset's compile time override (null: the language's).")
+    compile_memory_mb: int | None = Field(None, description="The dataset's compile memory override (null: the language's).")
     created_at: datetime
 
 

@@ -39,6 +39,9 @@ def digest(body: DatasetCreate) -> str:
     }
     if body.language != "python":  # Python datasets hash as they did before languages existed
         content["language"] = body.language
+    for name in ("compile_time_limit_s", "compile_memory_mb"):  # only when set: older digests stay
+        if getattr(body, name) is not None:
+            content[name] = getattr(body, name)
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -67,6 +70,30 @@ def check_limits(
         )
 
 
+def check_compile_limits(
+    settings: Settings, loc: Sequence[str | int], language: str, time_limit_s: float | None, memory_mb: int | None
+) -> None:
+    """Compile limits: only for a compiled language, and within the server's maxima."""
+    from sandbox import languages
+
+    if time_limit_s is None and memory_mb is None:
+        return
+    if language in languages.all_languages() and not languages.get(language).compiled:
+        name = "compile_time_limit_s" if time_limit_s is not None else "compile_memory_mb"
+        raise InvalidInput([*loc, name], f"{name} applies to compiled languages only; {language!r} is not compiled",
+                           time_limit_s if time_limit_s is not None else memory_mb)
+    if time_limit_s is not None and time_limit_s > settings.max_compile_time_limit_s:
+        raise InvalidInput([*loc, "compile_time_limit_s"],
+                           f"compile_time_limit_s must be at most {settings.max_compile_time_limit_s} (server maximum)",
+                           time_limit_s)
+    if memory_mb is not None and memory_mb < 32:
+        raise InvalidInput([*loc, "compile_memory_mb"], "compile_memory_mb must be at least 32", memory_mb)
+    if memory_mb is not None and memory_mb > settings.max_compile_memory_mb:
+        raise InvalidInput([*loc, "compile_memory_mb"],
+                           f"compile_memory_mb must be at most {settings.max_compile_memory_mb} (server maximum)",
+                           memory_mb)
+
+
 def _validate(body: DatasetCreate, settings: Settings) -> None:
     if len(body.problems) > settings.max_problems_per_dataset:
         raise InvalidInput(
@@ -77,6 +104,7 @@ def _validate(body: DatasetCreate, settings: Settings) -> None:
     for position, problem in enumerate(body.problems):
         check_limits(settings, ["body", "problems", position], problem.time_limit_s, problem.memory_mb)
     _validate_language(body)
+    check_compile_limits(settings, ["body"], body.language, body.compile_time_limit_s, body.compile_memory_mb)
     duplicates = [key for key, count in Counter(p.id for p in body.problems).items() if count > 1]
     if duplicates:
         shown = ", ".join(repr(key) for key in duplicates[:10])
@@ -125,6 +153,8 @@ async def create(session: AsyncSession, settings: Settings, body: DatasetCreate)
             "time_limit_s": body.time_limit_s,
             "memory_mb": body.memory_mb,
             "language": body.language,
+            "compile_time_limit_s": body.compile_time_limit_s,
+            "compile_memory_mb": body.compile_memory_mb,
         }
     )
     if dataset is None:

@@ -25,6 +25,13 @@ def memory_bytes(problem: Any) -> int:
     return get_settings().default_memory_mb * 1024 * 1024
 
 
+def compile_limits(problem: Any) -> tuple[float | None, int | None]:
+    """The run's, else the dataset's compile limits (the worker's context row); None: the language's default."""
+    time_s = getattr(problem, "compile_time_limit_s", None)
+    memory_mb = getattr(problem, "compile_memory_mb", None)
+    return time_s, int(memory_mb) * 1024 * 1024 if memory_mb else None
+
+
 def as_program(spec: dict[str, Any], language: str, time_limit_s: float | None = None) -> Program:
     text = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return Program(text, time_limit_s, judged=False, language=language, native=spec)
@@ -40,7 +47,7 @@ def with_toolchain(program: Program, toolchain: str) -> Program:
 def tests_program(problem: Any, text: str, language_name: str) -> Program:
     """A self-checking program (its tests in its own `main`): passes with exit 0 and the pass token last."""
     language = languages.get(language_name)
-    return as_program(tests_spec(language, text, "", memory_bytes(problem)), language.name)
+    return as_program(tests_spec(language, text, "", memory_bytes(problem), *compile_limits(problem)), language.name)
 
 
 def stdio_program(problem: Any, completion: str, language_name: str) -> Program:
@@ -50,6 +57,6 @@ def stdio_program(problem: Any, completion: str, language_name: str) -> Program:
         language, completion, problem.cases, limit, problem.comparison or DEFAULT_POLICY,
         DEFAULT_ABS_TOL if problem.abs_tol is None else problem.abs_tol,
         DEFAULT_REL_TOL if problem.rel_tol is None else problem.rel_tol,
-        "", memory_bytes(problem),
+        "", memory_bytes(problem), *compile_limits(problem),
     )
     return as_program(spec, language.name, limit)

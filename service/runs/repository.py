@@ -34,9 +34,15 @@ class DatasetHeader(NamedTuple):
     problem_count: int
     time_limit_s: float | None
     memory_mb: int | None
+    language: str = "python"
+    compile_time_limit_s: float | None = None
+    compile_memory_mb: int | None = None
 
 
-_DATASET_HEADER = (Dataset.name, Dataset.problem_count, Dataset.time_limit_s, Dataset.memory_mb)
+_DATASET_HEADER = (
+    Dataset.name, Dataset.problem_count, Dataset.time_limit_s, Dataset.memory_mb, Dataset.language,
+    Dataset.compile_time_limit_s, Dataset.compile_memory_mb,
+)
 
 
 def _with_header(row: Row[Any]) -> tuple[Run, DatasetHeader]:

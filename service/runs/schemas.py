@@ -95,6 +95,12 @@ class RunCreate(BaseModel):
     sampling: Sampling
     time_limit_s: PositiveSeconds | None = Field(None, description="Overrides the dataset's time limit.")
     memory_mb: PositiveMB | None = Field(None, description="Overrides the dataset's memory limit.")
+    compile_time_limit_s: PositiveSeconds | None = Field(
+        None, description="Compile time limit (CPU seconds): over the dataset's, then the language's default."
+    )
+    compile_memory_mb: PositiveMB | None = Field(
+        None, description="Compile memory limit (MiB): over the dataset's, then the language's default."
+    )
     cache: bool = Field(True, description="Reuse verdicts of identical programs under identical limits.")
     currency: Currency | None = Field(None, description="Currency of every sample's `cost`; required with costs.")
     samples: list[SampleIn] = Field(min_length=1, description="Every sample of the run, in one request.")
@@ -208,6 +214,12 @@ class RunSummary(BaseModel):
     archived: bool = Field(False, description="Archived runs leave the default list (`archived=true` shows them).")
     time_limit_s: float = Field(description="Effective: the run's, else the dataset's, else the server default.")
     memory_mb: int = Field(description="Effective: the run's, else the dataset's, else the server default.")
+    compile_time_limit_s: float | None = Field(
+        None, description="Effective: the run's, else the dataset's, else the language's; null: not compiled."
+    )
+    compile_memory_mb: int | None = Field(
+        None, description="Effective: the run's, else the dataset's, else the language's; null: not compiled."
+    )
     cache: bool
     currency: str | None = Field(None, description="Currency of the samples' `cost`.")
     created_at: datetime

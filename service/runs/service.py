@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
 from service.datasets.repository import DatasetRepository
-from service.datasets.service import check_limits
+from service.datasets.service import check_compile_limits, check_limits
 from service.delivery.admission import admit
 from service.delivery.targets import RefusedTarget, check_target
 from service.exceptions import Conflict, InvalidInput, NotFound
@@ -43,6 +43,20 @@ def _first(*values: T | None) -> T:
     return next(value for value in values if value is not None)
 
 
+def _compile_limits(run: Run, dataset: DatasetHeader) -> tuple[float | None, int | None]:
+    """The compile limits in force: the run's, else the dataset's, else the language's (None: not compiled)."""
+    from sandbox import languages
+
+    if dataset.language not in languages.all_languages() or not languages.get(dataset.language).compiled:
+        return None, None
+    language = languages.get(dataset.language)
+    default_mb = language.compile_memory_bytes // (1024 * 1024) if language.compile_memory_bytes else None
+    time_s = next((v for v in (run.compile_time_limit_s, dataset.compile_time_limit_s) if v is not None),
+                  language.compile_time_limit_s)
+    memory_mb = next((v for v in (run.compile_memory_mb, dataset.compile_memory_mb) if v is not None), default_mb)
+    return time_s, memory_mb
+
+
 def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary:
     dataset_time, dataset_memory = dataset.time_limit_s, dataset.memory_mb
     return RunSummary(
@@ -61,6 +75,8 @@ def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary
         archived=run.archived,
         time_limit_s=_first(run.time_limit_s, dataset_time, settings.default_time_limit_s),
         memory_mb=_first(run.memory_mb, dataset_memory, settings.default_memory_mb),
+        compile_time_limit_s=_compile_limits(run, dataset)[0],
+        compile_memory_mb=_compile_limits(run, dataset)[1],
         cache=run.use_cache,
         currency=run.currency,
         created_at=run.created_at,
@@ -121,6 +137,7 @@ async def create(
     dataset = await datasets.get(body.dataset_id)
     if dataset is None:
         raise InvalidInput(["body", "dataset_id"], f"dataset {body.dataset_id} not found", str(body.dataset_id))
+    check_compile_limits(settings, ["body"], dataset.language, body.compile_time_limit_s, body.compile_memory_mb)
     problem_ids = await datasets.problem_ids_by_key(dataset.id)
     unknown = sorted({s.problem_id for s in body.samples} - problem_ids.keys())
     if unknown:
@@ -151,6 +168,8 @@ async def create(
             # Stored as requested (None = inherit) so per-problem limits still apply underneath.
             "time_limit_s": body.time_limit_s,
             "memory_mb": body.memory_mb,
+            "compile_time_limit_s": body.compile_time_limit_s,
+            "compile_memory_mb": body.compile_memory_mb,
             "use_cache": body.cache,
             "currency": body.currency,
             "sample_count": len(body.samples),
@@ -163,7 +182,8 @@ async def create(
     progress = Progress(
         total=total, done=0, passed=0, by_verdict=VerdictCounts(), by_state=StateCounts(queued=total)
     )
-    header = DatasetHeader(dataset.name, dataset.problem_count, dataset.time_limit_s, dataset.memory_mb)
+    header = DatasetHeader(dataset.name, dataset.problem_count, dataset.time_limit_s, dataset.memory_mb,
+                           dataset.language, dataset.compile_time_limit_s, dataset.compile_memory_mb)
     summary = _summary(settings, run, header)
     return RunRead(**summary.model_dump(), progress=progress)
 

@@ -86,7 +86,10 @@ def _claim():
     then share a batch); they share a program prefix and limits. Returns each sample's run status too, so
     that marking runs `running` costs a statement only when one of them is still queued."""
     head = (
-        select(samples.c.run_id, samples.c.problem_id, runs.c.priority, runs.c.time_limit_s, runs.c.memory_mb, runs.c.use_cache)
+        select(
+            samples.c.run_id, samples.c.problem_id, runs.c.priority, runs.c.time_limit_s, runs.c.memory_mb, runs.c.use_cache,
+            runs.c.compile_time_limit_s, runs.c.compile_memory_mb,
+        )
         .select_from(samples.join(runs, runs.c.id == samples.c.run_id))
         .where(samples.c.state == fixed(SampleState.QUEUED), samples.c.run_id == bindparam("head_run"))
         .order_by(samples.c.id)
@@ -97,6 +100,8 @@ def _claim():
     same_limits = and_(
         runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), runs.c.priority == head.c.priority, runs.c.use_cache == head.c.use_cache,
         runs.c.time_limit_s.is_not_distinct_from(head.c.time_limit_s), runs.c.memory_mb.is_not_distinct_from(head.c.memory_mb),
+        runs.c.compile_time_limit_s.is_not_distinct_from(head.c.compile_time_limit_s),
+        runs.c.compile_memory_mb.is_not_distinct_from(head.c.compile_memory_mb),
     )
     picked = (
         select(samples.c.id)
@@ -132,6 +137,8 @@ def _context():
             problems, runs.c.use_cache, datasets.c.language,
             func.coalesce(runs.c.time_limit_s, problems.c.time_limit_s, datasets.c.time_limit_s).label("effective_time_limit_s"),
             func.coalesce(runs.c.memory_mb, problems.c.memory_mb, datasets.c.memory_mb).label("effective_memory_mb"),
+            func.coalesce(runs.c.compile_time_limit_s, datasets.c.compile_time_limit_s).label("compile_time_limit_s"),
+            func.coalesce(runs.c.compile_memory_mb, datasets.c.compile_memory_mb).label("compile_memory_mb"),
         )
         .select_from(
             problems.join(runs, runs.c.id == bindparam("run_id")).join(datasets, datasets.c.id == problems.c.dataset_id)

@@ -88,7 +88,12 @@ function toggle(run, on) {
   if (on) selected.add(run.id); else selected.delete(run.id);
   compareButton.disabled = selected.size !== 2;
   compareButton.textContent = selected.size === 2 ? "Compare selected (2)" : "Compare selected";
+  languagesButton.disabled = selected.size === 0;
 }
+
+// One model's runs in several languages side by side (one run per language).
+const languagesButton = document.getElementById("compare-languages");
+languagesButton.addEventListener("click", () => window.location.assign(`/languages?runs=${[...selected].join(",")}`));
 
 compareButton.addEventListener("click", () => {
   // Older run as base, newer as candidate (rows are newest first).

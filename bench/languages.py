@@ -36,7 +36,7 @@ from sandbox import languages  # noqa: E402
 from sandbox.engine import connect  # noqa: E402
 from sandbox.images import ensure_language_image  # noqa: E402
 from service.formats.loader import to_problem  # noqa: E402
-from service.localstack import LocalStack, wait_for_run  # noqa: E402
+from passk_dev.localstack import LocalStack, wait_for_run  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "humaneval-x"
 FILE_NAMES = {"cpp": "cpp", "java": "java", "javascript": "js", "go": "go", "rust": "rust"}

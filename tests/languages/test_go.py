@@ -106,9 +106,13 @@ def test_go_end_to_end(stack: Stack) -> None:
         got = list(passk.iter_samples(run_id))
         s_got = list(passk.iter_samples(s_run))
     allowed = exceptions("go")
+    # Canonical solutions whose verdict depends on Go's randomised map order: either verdict is right.
+    either = {task_id for task_id, why in allowed.items() if why.startswith("nondeterministic")}
     wrong = []
     for index, (sample, mine) in enumerate(zip(samples, got, strict=True)):
         if index < 164:
+            if sample["problem_id"] in either:
+                continue
             if (mine["verdict"] == "passed") == (sample["problem_id"] in allowed):
                 wrong.append((sample["problem_id"], mine["verdict"], (mine["detail"] or "")[:300]))
         else:

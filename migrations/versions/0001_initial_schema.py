@@ -1,9 +1,4 @@
-"""initial schema
-
-Revision ID: 0001
-Revises: 
-Create Date: 2026-11-29 13:01:31.185623
-"""
+"""initial schema"""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = '0001'
 down_revision = None
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,9 +1,4 @@
-"""api keys and result cache
-
-Revision ID: 0002
-Revises: 0001
-Create Date: 2026-11-29 13:16:46.292222
-"""
+"""api keys and result cache"""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = '0002'
 down_revision = '0001'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

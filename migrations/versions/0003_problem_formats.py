@@ -1,9 +1,4 @@
-"""problem formats: MBPP, stdin/stdout and call-based problems
-
-Revision ID: 0003
-Revises: 0002
-Create Date: 2026-11-30 09:00:00.000000
-"""
+"""problem formats: MBPP, stdin/stdout and call-based problems"""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = '0003'
 down_revision = '0002'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

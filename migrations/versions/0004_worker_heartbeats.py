@@ -1,9 +1,4 @@
-"""worker heartbeats, and indexes for the operations status
-
-Revision ID: 0004
-Revises: 0003
-Create Date: 2026-11-29 14:00:00.000000
-"""
+"""worker heartbeats, and indexes for the operations status"""
 
 from __future__ import annotations
 
@@ -12,8 +7,6 @@ from alembic import op
 
 revision = '0004'
 down_revision = '0003'
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

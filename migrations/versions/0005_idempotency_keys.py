@@ -1,9 +1,4 @@
-"""idempotency keys
-
-Revision ID: 0005
-Revises: 0004
-Create Date: 2026-11-29 13:55:00
-"""
+"""idempotency keys"""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = "0005"
 down_revision = "0004"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -1,9 +1,4 @@
-"""per-sample cost, latency, tokens, confidence and steps; run currency; release rules
-
-Revision ID: 0006
-Revises: 0005
-Create Date: 2026-11-30 20:00:00
-"""
+"""per-sample cost, latency, tokens, confidence and steps; run currency; release rules"""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = "0006"
 down_revision = "0005"
-branch_labels = None
-depends_on = None
 
 _SAMPLE_COLUMNS = (
     ("cost", sa.Float()),

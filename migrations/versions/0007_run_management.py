@@ -1,9 +1,4 @@
-"""run management and coverage: problem_count, display_name, note, tags, archived
-
-Revision ID: 0007
-Revises: 0006
-Create Date: 2026-11-30 20:30:00
-"""
+"""run management and coverage: problem_count, display_name, note, tags, archived"""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = "0007"
 down_revision = "0006"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

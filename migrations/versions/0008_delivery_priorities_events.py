@@ -1,9 +1,4 @@
-"""live events, webhooks, priorities, per-key fairness and what failed per test
-
-Revision ID: 0008
-Revises: 0007
-Create Date: 2026-11-30 21:00:00
-"""
+"""live events, webhooks, priorities, per-key fairness and what failed per test"""
 
 from __future__ import annotations
 
@@ -13,8 +8,6 @@ from sqlalchemy.dialects import postgresql
 
 revision = "0008"
 down_revision = "0007"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

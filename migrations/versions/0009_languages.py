@@ -1,9 +1,4 @@
-"""languages: a dataset's language, formats humaneval-x and multipl-e, verdict compile_error, toolchains
-
-Revision ID: 0009
-Revises: 0008
-Create Date: 2026-11-30 23:10:00
-"""
+"""languages: a dataset's language, formats humaneval-x and multipl-e, verdict compile_error, toolchains"""
 
 from __future__ import annotations
 
@@ -12,8 +7,6 @@ from alembic import op
 
 revision = "0009"
 down_revision = "0008"
-branch_labels = None
-depends_on = None
 
 _FORMATS_BEFORE = "format IN ('humaneval', 'mbpp', 'stdio', 'call', 'run')"
 _FORMATS = "format IN ('humaneval', 'mbpp', 'stdio', 'call', 'run', 'humaneval-x', 'multipl-e')"

@@ -1,9 +1,4 @@
-"""compile limits: optional compile time and memory limits on datasets and runs (over the language's defaults)
-
-Revision ID: 0010
-Revises: 0009
-Create Date: 2026-12-01 00:40:00
-"""
+"""compile limits: optional compile time and memory limits on datasets and runs (over the language's defaults)"""
 
 from __future__ import annotations
 
@@ -12,8 +7,6 @@ from alembic import op
 
 revision = "0010"
 down_revision = "0009"
-branch_labels = None
-depends_on = None
 
 
 def upgrade() -> None:

@@ -10,9 +10,10 @@ from fastapi import APIRouter, Query
 from service.compare import service as compare_service
 from service.compare.schemas import Comparison
 from service.datasets.schemas import StorableStr
-from service.dependencies import SessionDep, openapi_422, openapi_error
+from service.dependencies import SessionDep, openapi_422
 from service.metrics.schemas import IntervalMethod
 from service.metrics.service import parse_ks
+from service.multirun import comparison_responses
 from service.release import service as release_service
 from service.statistics import MAX_RESAMPLES
 from service.statistics.paired import MAX_PERMUTATIONS
@@ -22,8 +23,7 @@ router = APIRouter(prefix="/v1/compare", tags=["compare"])
 MAX_ITEMS = 10_000
 
 _RESPONSES: dict[int | str, dict[str, Any]] = {
-    404: openapi_error("A run does not exist", {"detail": "run 0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b not found"}),
-    409: openapi_error("No shared problem has finished in both runs yet", {"detail": "nothing to compare"}),
+    **comparison_responses("No shared problem has finished in both runs yet"),
     422: openapi_422(
         "Different datasets without intersection=true, a k above the smallest n, or bad parameters",
         {

@@ -109,6 +109,27 @@ async def load_counts(
     return run, digest, counts
 
 
+async def load_runs_of_one_model(
+    session: AsyncSession, run_ids: Sequence[uuid.UUID], *, fewest: int, most: int, what: str
+) -> tuple[str, list[tuple[Run, str, list[ProblemCounts]]]]:
+    """The model and each run's load_counts, for a view over several runs of one model (`what`, e.g. "a sweep");
+    a 422 naming `runs` for too few or many ids, a repeated one, or runs of several models."""
+    if not fewest <= len(run_ids) <= most or len(set(run_ids)) != len(run_ids):
+        raise InvalidInput(["query", "runs"], f"give {fewest} to {most} distinct run ids", [str(r) for r in run_ids])
+    loaded = [await load_counts(session, run_id) for run_id in run_ids]
+    models = sorted({run.model for run, _, _ in loaded})
+    if len(models) > 1:
+        raise InvalidInput(["query", "runs"], f"{what} is one model's runs; these are of {', '.join(models)}", models)
+    return models[0], loaded
+
+
+def check_k_fits(ks: list[int], ns: np.ndarray, run: Run) -> None:
+    """A 422 naming `k` when the largest k exceeds the run's smallest n."""
+    if max(ks) > ns.min():
+        raise InvalidInput(["query", "k"], f"k={max(ks)} exceeds the smallest n ({int(ns.min())}) of run {run.id}",
+                           {"k": max(ks), "n_min": int(ns.min()), "run": str(run.id)})
+
+
 def k_too_large(exc: KTooLarge) -> InvalidInput:
     ids = list(exc.problem_ids[:10])
     more = f" (+{len(exc.problem_ids) - 10} more)" if len(exc.problem_ids) > 10 else ""

@@ -3,8 +3,6 @@ language, and compute the per-language, micro and macro pass@k with a stratified
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Sequence
 from functools import partial
 
 import anyio.to_thread
@@ -15,7 +13,8 @@ from service.datasets.repository import DatasetRepository
 from service.datasets.service import toolchains
 from service.exceptions import Conflict, InvalidInput
 from service.metrics.convert import interval_out
-from service.metrics.service import load_counts
+from service.metrics.service import check_k_fits, load_runs_of_one_model
+from service.multirun import MultiRunQuery
 from service.multilang.schemas import AverageRow, KPoint, LanguageComparison, LanguageRow
 from service.statistics import per_problem_estimates
 from service.statistics.intervals import Interval, Method
@@ -28,17 +27,11 @@ def _points(ks: list[int], intervals: list[Interval]) -> list[KPoint]:
     return [KPoint(k=k, pass_at_k=interval_out(iv)) for k, iv in zip(ks, intervals, strict=True)]
 
 
-async def compare(
-    session: AsyncSession, run_ids: Sequence[uuid.UUID], ks: list[int], *, resamples: int, confidence: float,
-    seed: int, method: Method,
-) -> LanguageComparison:
-    if not 1 <= len(run_ids) <= MAX_RUNS or len(set(run_ids)) != len(run_ids):
-        raise InvalidInput(["query", "runs"], f"give 1 to {MAX_RUNS} distinct run ids", [str(r) for r in run_ids])
-    loaded = [await load_counts(session, run_id) for run_id in run_ids]
-    models = sorted({run.model for run, _, _ in loaded})
-    if len(models) > 1:
-        raise InvalidInput(["query", "runs"], f"a language comparison is one model's runs; these are of "
-                           f"{', '.join(models)}", models)
+async def compare(session: AsyncSession, query: MultiRunQuery) -> LanguageComparison:
+    ks, resamples, confidence, seed, method = query.ks, query.resamples, query.confidence, query.seed, query.method
+    model, loaded = await load_runs_of_one_model(
+        session, query.run_ids, fewest=1, most=MAX_RUNS, what="a language comparison"
+    )
     datasets = DatasetRepository(session)
     rows: dict[str, tuple] = {}
     for run, _, counts in loaded:
@@ -56,9 +49,7 @@ async def compare(
             raise Conflict(f"run {run.id} ({language}) has no finished problem yet: nothing to compare")
         ns = np.array([p.n for p in finished], dtype=np.int64)
         cs = np.array([p.c for p in finished], dtype=np.int64)
-        if max(ks) > ns.min():
-            raise InvalidInput(["query", "k"], f"k={max(ks)} exceeds the smallest n ({int(ns.min())}) of run {run.id}",
-                               {"k": max(ks), "n_min": int(ns.min()), "run": str(run.id)})
+        check_k_fits(ks, ns, run)
         values[language] = per_problem_estimates(ns, cs, ks, [p.key for p in finished])[0]
     summary: LanguageSummary = await anyio.to_thread.run_sync(partial(
         language_intervals, values, resamples=resamples, confidence=confidence, seed=seed, method=method))
@@ -70,7 +61,7 @@ async def compare(
     if len(rows) == 1:
         warnings.append("one language only: micro and macro equal its own figures")
     return LanguageComparison(
-        model=models[0], ks=ks, confidence=confidence, method=method, resamples=resamples, seed=seed,
+        model=model, ks=ks, confidence=confidence, method=method, resamples=resamples, seed=seed,
         languages=[
             LanguageRow(
                 language=group.tag, toolchain=versions.get(group.tag, (None, None))[0], run_id=rows[group.tag][0].id,

@@ -10,14 +10,15 @@ from fastapi import APIRouter, Path, Query, Response, status
 from service.compare.service import CompareOptions
 from service.datasets.schemas import StorableStr
 from service.dependencies import SessionDep, openapi_error
+from service.multirun import ResamplesQuery, SeedQuery, comparison_responses
 from service.release import service as release_service
 from service.release.schemas import ReleaseEvaluation, ReleaseRuleCreate, ReleaseRuleList, ReleaseRuleRead
-from service.statistics import MAX_RESAMPLES
 
 router = APIRouter(prefix="/v1/release-rules", tags=["release rules"])
 
+_RULE_EXAMPLE = "release rule 'ship-gate-v1'"
 _NOT_FOUND: dict[int | str, dict[str, Any]] = {
-    404: openapi_error("No such rule", {"detail": "release rule 'ship-gate-v1' not found"})
+    404: openapi_error("No such rule", {"detail": f"{_RULE_EXAMPLE} not found"})
 }
 RuleRef = Annotated[StorableStr, Path(max_length=300, description="The rule's name or id")]
 
@@ -65,10 +66,9 @@ async def get_rule(rule: RuleRef, session: SessionDep) -> ReleaseRuleRead:
         "threshold, fails when the whole interval is beyond it, and otherwise there is not enough data. The rule "
         "passes when every clause passes and fails when any clause fails. For CI: `passk gate`."
     ),
-    responses={
-        404: openapi_error("No such rule or run", {"detail": "release rule 'ship-gate-v1' not found"}),
-        409: openapi_error("No shared problem has finished in both runs yet", {"detail": "nothing to compare"}),
-    },
+    responses=comparison_responses(
+        "No shared problem has finished in both runs yet", not_found="No such rule or run", missing=_RULE_EXAMPLE
+    ),
 )
 async def evaluate_rule(
     rule: RuleRef,
@@ -76,8 +76,8 @@ async def evaluate_rule(
     base: Annotated[uuid.UUID, Query(description="The reference run")],
     candidate: Annotated[uuid.UUID, Query(description="The run that would ship")],
     intersection: Annotated[bool, Query(description="Allow runs on different datasets")] = False,
-    resamples: Annotated[int, Query(ge=1, le=MAX_RESAMPLES)] = 10_000,
-    seed: Annotated[int, Query(ge=0, le=2**63 - 1)] = 0,
+    resamples: ResamplesQuery = 10_000,
+    seed: SeedQuery = 0,
 ) -> ReleaseEvaluation:
     options = CompareOptions(ks=[], intersection=intersection, resamples=resamples, seed=seed, items_limit=0)
     comparison = await release_service.evaluate_runs(session, rule, base, candidate, options)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -13,7 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.exceptions import Conflict, InvalidInput
 from service.metrics.convert import interval_out
-from service.metrics.service import ProblemCounts, load_counts
+from service.metrics.service import ProblemCounts, check_k_fits, load_runs_of_one_model
+from service.multirun import MultiRunQuery
 from service.statistics import per_problem_estimates
 from service.statistics.intervals import Method
 from service.statistics.sweeps import SweepSummary, sweep_summary
@@ -32,16 +31,9 @@ def _compute(per_run: list[np.ndarray], ks: list[int], resamples: int, confidenc
     return sweep_summary(per_run, ks, resamples=resamples, confidence=confidence, seed=seed, method=method)
 
 
-async def sweep(
-    session: AsyncSession, run_ids: Sequence[uuid.UUID], ks: list[int], *, resamples: int, confidence: float,
-    seed: int, method: Method,
-) -> Sweep:
-    if not 2 <= len(run_ids) <= MAX_RUNS or len(set(run_ids)) != len(run_ids):
-        raise InvalidInput(["query", "runs"], f"give 2 to {MAX_RUNS} distinct run ids", [str(r) for r in run_ids])
-    loaded = [await load_counts(session, run_id) for run_id in run_ids]
-    models = sorted({run.model for run, _, _ in loaded})
-    if len(models) > 1:
-        raise InvalidInput(["query", "runs"], f"a sweep is one model's runs; these are of {', '.join(models)}", models)
+async def sweep(session: AsyncSession, query: MultiRunQuery) -> Sweep:
+    ks, resamples, confidence, seed, method = query.ks, query.resamples, query.confidence, query.seed, query.method
+    model, loaded = await load_runs_of_one_model(session, query.run_ids, fewest=2, most=MAX_RUNS, what="a sweep")
     digests = {digest for _, digest, _ in loaded}
     if len(digests) > 1:
         raise InvalidInput(["query", "runs"], "the runs are on different datasets: a sweep compares one dataset", None)
@@ -56,11 +48,7 @@ async def sweep(
     for (run, _, _), counts in zip(loaded, by_run, strict=True):
         ns = np.array([counts[k].n for k in keys], dtype=np.int64)
         cs = np.array([counts[k].c for k in keys], dtype=np.int64)
-        if max(ks) > ns.min():
-            raise InvalidInput(
-                ["query", "k"], f"k={max(ks)} exceeds the smallest n ({int(ns.min())}) of run {run.id}",
-                {"k": max(ks), "n_min": int(ns.min()), "run": str(run.id)},
-            )
+        check_k_fits(ks, ns, run)
         per_run.append(per_problem_estimates(ns, cs, ks, keys)[0])
     order = sorted(range(len(loaded)), key=lambda i: (_temperature(loaded[i][0].sampling) is None,
                                                       _temperature(loaded[i][0].sampling) or 0.0, i))
@@ -83,7 +71,7 @@ async def sweep(
     if len(keys) < 30:
         warnings.append(f"only {len(keys)} problems: intervals over so few problems are unreliable")
     return Sweep(
-        model=models[0], dataset_id=runs[0].dataset_id, problems=len(keys), ks=ks, confidence=confidence,
+        model=model, dataset_id=runs[0].dataset_id, problems=len(keys), ks=ks, confidence=confidence,
         method=method, resamples=resamples, seed=seed,
         runs=[
             SweepRun(

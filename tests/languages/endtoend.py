@@ -1,4 +1,4 @@
-"""One end-to-end check for a language, shared by the Java, JavaScript and TypeScript tests: datasets created
+"""One end-to-end check for a language, shared by every language's test: datasets created
 through the API (HumanEval-X rows, MultiPL-E rows imported with the CLI, stdio problems), one run per dataset
 pushed through a worker and the language's sandbox image, and each sample's verdict compared with the expected."""
 
@@ -13,10 +13,14 @@ from typing import Any
 
 from service.formats.loader import to_problem
 from tests.e2e.conftest import Stack, wait_for_run
+from tests.languages.conftest import DATA, exceptions, humaneval_x_rows
 
 
-# The expected verdict of a canonical solution listed as failing under the original harness too.
+# The expected verdict of a canonical solution listed as failing under the original harness too, and of one
+# listed as nondeterministic there.
 NOT_PASSED = "not passed"
+ANY_VERDICT = "any verdict"
+STDIO_CASES = [{"input": "1 2\n", "output": "3\n"}, {"input": "40 2\n5 5\n", "output": "42\n10\n"}]
 
 
 @dataclass
@@ -46,7 +50,9 @@ def check_language(stack: Stack, language: str, cases: dict[str, Case], timeout_
                  "--name", name], env=env, capture_output=True, text=True, timeout=120,
             )
             assert imported.returncode == 0, imported.stderr
-            assert f"language {language}" in imported.stdout, imported.stdout
+            assert case.multipl_e_file is not None
+            rows = sum(1 for line in case.multipl_e_file.read_text().splitlines() if line.strip())
+            assert f"{rows} multipl-e" in imported.stdout and f"language {language}" in imported.stdout, imported.stdout
     datasets = {d["name"]: d for d in client.get("/v1/datasets").json()["items"]}
     for name in cases:
         dataset_ids.setdefault(name, datasets[name]["id"])
@@ -71,26 +77,101 @@ def check_language(stack: Stack, language: str, cases: dict[str, Case], timeout_
             got = list(passk.iter_samples(run_ids[name]))
             for (label, problem, _, verdict), mine in zip(case.samples, got, strict=True):
                 results[label] = mine
-                if mine["verdict"] != verdict and not (verdict == NOT_PASSED and mine["verdict"] != "passed"):
+                if mine["verdict"] != verdict and verdict != ANY_VERDICT and not (
+                    verdict == NOT_PASSED and mine["verdict"] != "passed"
+                ):
                     wrong.append((name, label, problem, verdict, mine["verdict"], (mine["detail"] or "")[:400],
                                   (mine.get("stderr") or "")[:300]))
     assert not wrong, wrong
     return results
 
 
-def humaneval_x_case(rows: list[dict], allowed: dict[str, str], variants: dict[str, tuple[str, str]],
-                     language: str, time_limit_s: float, memory_mb: int = 256) -> Case:
-    """The 164 canonical solutions (passed, or failed for the listed exceptions), then broken variants of the
-    first problem."""
-    samples = [
-        (row["task_id"], row["task_id"], row["canonical_solution"],
-         NOT_PASSED if row["task_id"] in allowed else "passed")
-        for row in rows
-    ]
-    first = rows[0]["task_id"]
-    samples += [(label, first, completion, verdict) for label, (completion, verdict) in variants.items()]
+def broken_variants(*, wrong: str, runtime: str, loop: str, memory: str, compile_error: str | None = None,
+                    runtime_label: str = "runtime exception") -> dict[str, tuple[str | AfterCanonical, str]]:
+    """The broken completions every language is judged on, each with its verdict: a wrong answer, a compile
+    error (compiled languages), a runtime error, an infinite loop and a memory hog."""
+    variants: dict[str, tuple[str | AfterCanonical, str]] = {"wrong answer": (wrong, "failed")}
+    if compile_error is not None:
+        variants["compile error"] = (compile_error, "compile_error")
+    variants[runtime_label] = (runtime, "error")
+    variants["infinite loop"] = (loop, "timeout")
+    variants["memory hog"] = (memory, "memory")
+    return variants
+
+
+@dataclass(frozen=True)
+class AfterCanonical:
+    """A variant's completion: the first problem's canonical solution followed by `code`."""
+
+    code: str
+
+
+def humaneval_x_case(file_language: str, language: str, variants: dict[str, tuple[str | AfterCanonical, str]],
+                     time_limit_s: float, memory_mb: int = 256) -> Case:
+    """The 164 canonical solutions, then broken variants of the first problem. A canonical solution listed in
+    tests/data/humaneval_x_exceptions.json must not pass, or may get any verdict where its reason says it is
+    nondeterministic under the original harness too."""
+    rows = humaneval_x_rows(file_language)
+    assert len(rows) == 164
+    listed = exceptions(language)
+
+    def canonical_verdict(task_id: str) -> str:
+        if task_id not in listed:
+            return "passed"
+        return ANY_VERDICT if listed[task_id].startswith("nondeterministic") else NOT_PASSED
+
+    samples = [(row["task_id"], row["task_id"], row["canonical_solution"], canonical_verdict(row["task_id"]))
+               for row in rows]
+    first = rows[0]
+    for label, (completion, verdict) in variants.items():
+        if isinstance(completion, AfterCanonical):
+            completion = first["canonical_solution"] + completion.code
+        samples.append((label, first["task_id"], completion, verdict))
     return Case(
         dataset={"language": language, "time_limit_s": time_limit_s, "memory_mb": memory_mb,
                  "problems": [to_problem(row) for row in rows]},
         samples=samples,
     )
+
+
+def multipl_e_case(file_language: str, completions: dict[str, list[tuple[str, str, str]]]) -> Case:
+    """MultiPL-E rows imported with the CLI from tests/data/multipl-e/; completions: problem name ->
+    [(label, completion, verdict)]."""
+    return Case(
+        multipl_e_file=DATA / "multipl-e" / f"{file_language}.jsonl",
+        samples=[(label, name, completion, verdict) for name, entries in completions.items()
+                 for label, completion, verdict in entries],
+    )
+
+
+def stdio_case(language: str, right: str, *, wrong: str | None = None, compile_error: str | None = None,
+               more: tuple[tuple[str, str, str], ...] = (), time_limit_s: float = 3.0) -> Case:
+    """The `sum` stdio problem (a + b per line, two cases): a right program (label "stdio"), optionally a wrong
+    one ("stdio wrong") and one that does not compile ("stdio compile error"), then `more` (label, program,
+    verdict)."""
+    samples = [("stdio", right, "passed")]
+    if wrong is not None:
+        samples.append(("stdio wrong", wrong, "failed"))
+    if compile_error is not None:
+        samples.append(("stdio compile error", compile_error, "compile_error"))
+    return Case(
+        dataset={"language": language, "time_limit_s": time_limit_s, "problems": [
+            {"format": "stdio", "id": "sum", "cases": STDIO_CASES}]},
+        samples=[(label, "sum", program, verdict) for label, program, verdict in [*samples, *more]],
+    )
+
+
+def case_results(results: dict[str, dict], case: Case) -> list[dict]:
+    """The results of one case's samples, in order."""
+    return [results[label] for label, *_ in case.samples]
+
+
+def assert_toolchain(stack: Stack, language: str, dataset_name: str, prefix: str) -> dict[str, Any]:
+    """The toolchain is reported per language and on the dataset; returns the language's entry."""
+    client = stack.client(timeout=60)
+    languages = {entry["name"]: entry for entry in client.get("/v1/languages").raise_for_status().json()}
+    assert languages[language]["toolchain"].startswith(prefix), languages[language]
+    dataset = next(d for d in client.get("/v1/datasets").raise_for_status().json()["items"] if d["name"] == dataset_name)
+    detail = client.get(f"/v1/datasets/{dataset['id']}").raise_for_status().json()
+    assert detail["language"] == language and detail["toolchain"] == languages[language]["toolchain"]
+    return languages[language]

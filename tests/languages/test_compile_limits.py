@@ -4,7 +4,8 @@ validated, stored, returned, and enforced through the API, a worker and the C++ 
 from __future__ import annotations
 
 from tests.e2e.conftest import Stack, wait_for_run
-from tests.languages.test_cpp import STDIO_CASES, STDIO_SOLUTION
+from tests.languages.endtoend import STDIO_CASES
+from tests.languages.test_cpp import STDIO_SOLUTION
 
 
 def _counted(run: dict) -> dict[str, int]:

@@ -6,22 +6,21 @@ from __future__ import annotations
 import pytest
 
 from sandbox.languages import get
-from service.formats.loader import to_problem
-from tests.e2e.conftest import Stack, wait_for_run
-from tests.languages.conftest import exceptions, humaneval_x_rows
+from tests.e2e.conftest import Stack
+from tests.languages import endtoend
 
 # Broken completions of Go/0 (`func HasCloseElements(numbers []float64, threshold float64) bool {`, the
 # prompt imports "math"), each with the verdict passk must give it.
 WRONG = "    return false\n}\n"
 VARIANTS = {
-    "wrong answer": (WRONG, "failed"),
-    "compile error": ("    return undefinedName\n}\n", "compile_error"),
-    "runtime panic": ("    var xs []int\n    return xs[len(numbers)] == 0\n}\n", "error"),
-    "infinite loop": ("    for {\n    }\n}\n", "timeout"),
-    "memory hog": (
-        "    hog := [][]byte{}\n    for {\n        b := make([]byte, 1<<24)\n        for i := range b { b[i] = 1 }\n"
+    **endtoend.broken_variants(
+        wrong=WRONG,
+        compile_error="    return undefinedName\n}\n",
+        runtime="    var xs []int\n    return xs[len(numbers)] == 0\n}\n",
+        runtime_label="runtime panic",
+        loop="    for {\n    }\n}\n",
+        memory="    hog := [][]byte{}\n    for {\n        b := make([]byte, 1<<24)\n        for i := range b { b[i] = 1 }\n"
         "        hog = append(hog, b)\n    }\n}\n",
-        "memory",
     ),
     "early os.Exit(0)": ("    os.Exit(0)\n    return false\n}\n\nimport \"os\"\n", "failed"),
     # The candidate's code that runs before the tests: init() and a package-level variable's initialiser.
@@ -31,6 +30,7 @@ VARIANTS = {
     # ... or ends the process with status 0 from a goroutine while the tests run.
     "goroutine os.Exit(0)": ("    go func() { os.Exit(0) }()\n    time.Sleep(time.Second)\n    return false\n}\n\nimport \"os\"\n",
                              "failed"),
+    "init() that does nothing": (endtoend.AfterCanonical("\nfunc init() {\n}\n"), "passed"),
 }
 
 STDIO_SOLUTION = (
@@ -39,7 +39,6 @@ STDIO_SOLUTION = (
     "        if _, err := fmt.Fscan(in, &a, &b); err != nil {\n            return\n        }\n"
     "        fmt.Println(a + b)\n    }\n}\n"
 )
-STDIO_CASES = [{"input": "1 2\n", "output": "3\n"}, {"input": "40 2\n5 5\n", "output": "42\n10\n"}]
 
 
 def test_go_program_building() -> None:
@@ -61,76 +60,15 @@ def test_go_program_building() -> None:
 
 @pytest.mark.slow
 def test_go_end_to_end(stack: Stack) -> None:
-    client = stack.client(timeout=600)
-    rows = humaneval_x_rows("go")
-    assert len(rows) == 164
-    created = client.post("/v1/datasets", json={
-        "name": "humaneval-x-go", "language": "go", "time_limit_s": 5.0, "memory_mb": 256,
-        "problems": [to_problem(row) for row in rows],
+    humaneval_x = endtoend.humaneval_x_case("go", "go", VARIANTS, time_limit_s=5.0)
+    results = endtoend.check_language(stack, "go", {
+        "humaneval-x-go": humaneval_x,
+        "stdio-go": endtoend.stdio_case("go", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("a + b", "a - b"),
+                               compile_error="package main\n\nfunc main() { return 1 }\n"),
     })
-    assert created.status_code == 201, created.text
-    assert created.json()["language"] == "go"
-
-    samples = [{"problem_id": row["task_id"], "completion": row["canonical_solution"]} for row in rows]
-    expected = {}
-    for label, (completion, verdict) in VARIANTS.items():
-        samples.append({"problem_id": "Go/0", "completion": completion})
-        expected[len(samples) - 1] = (label, verdict)
-    samples.append({"problem_id": "Go/0", "completion": rows[0]["canonical_solution"] + "\nfunc init() {\n}\n"})
-    expected[len(samples) - 1] = ("init() that does nothing", "passed")
-
-    stdio = client.post("/v1/datasets", json={"name": "stdio-go", "language": "go", "problems": [
-        {"format": "stdio", "id": "sum", "cases": STDIO_CASES}]})
-    assert stdio.status_code == 201, stdio.text
-
-    stack.start_worker(concurrency=2)
-    run_id = client.post("/v1/runs", json={
-        "dataset_id": created.json()["id"], "model": "canonical+broken", "sampling": {"temperature": 0.0},
-        "samples": samples,
-    }).raise_for_status().json()["id"]
-    s_run = client.post("/v1/runs", json={
-        "dataset_id": stdio.json()["id"], "model": "s", "sampling": {"temperature": 0.0}, "samples": [
-            {"problem_id": "sum", "completion": STDIO_SOLUTION},
-            {"problem_id": "sum", "completion": STDIO_SOLUTION.replace("a + b", "a - b")},
-            {"problem_id": "sum", "completion": "package main\n\nfunc main() { return 1 }\n"},
-        ],
-    }).raise_for_status().json()["id"]
-
-    run = wait_for_run(client, run_id, timeout_s=2400)
-    s = wait_for_run(client, s_run, timeout_s=600)
-    stack.stop_workers()
-    assert run["status"] == "completed", run
-    assert run["progress"]["by_verdict"].get("sandbox_error", 0) == 0, run["progress"]
-
-    with stack.passk_client() as passk:
-        got = list(passk.iter_samples(run_id))
-        s_got = list(passk.iter_samples(s_run))
-    allowed = exceptions("go")
-    # Canonical solutions whose verdict depends on Go's randomised map order: either verdict is right.
-    either = {task_id for task_id, why in allowed.items() if why.startswith("nondeterministic")}
-    wrong = []
-    for index, (sample, mine) in enumerate(zip(samples, got, strict=True)):
-        if index < 164:
-            if sample["problem_id"] in either:
-                continue
-            if (mine["verdict"] == "passed") == (sample["problem_id"] in allowed):
-                wrong.append((sample["problem_id"], mine["verdict"], (mine["detail"] or "")[:300]))
-        else:
-            label, verdict = expected[index]
-            if mine["verdict"] != verdict:
-                wrong.append((label, verdict, mine["verdict"], (mine["detail"] or "")[:300]))
-    assert not wrong, wrong
-    by_variant = {expected[i][0]: got[i] for i in expected}
-    assert "undefinedName" in by_variant["compile error"]["detail"], by_variant["compile error"]
+    assert "undefinedName" in results["compile error"]["detail"], results["compile error"]
     for label in ("early os.Exit(0)", "init() os.Exit(0)", "initialiser os.Exit(0)", "goroutine os.Exit(0)"):
-        assert "pass token" in by_variant[label]["detail"], by_variant[label]
-    assert sum(x["verdict"] == "compile_error" for x in got) == 1
-
-    assert s["status"] == "completed"
-    assert [x["verdict"] for x in s_got] == ["passed", "failed", "compile_error"], s_got
-    assert "case 1 of 2" in s_got[1]["detail"], s_got[1]
-
-    languages = {entry["name"]: entry for entry in client.get("/v1/languages").raise_for_status().json()}
-    assert languages["go"]["toolchain"].startswith("go version go1.19"), languages["go"]
-    detail = client.get(f"/v1/datasets/{created.json()['id']}").raise_for_status().json()
-    assert detail["language"] == "go" and detail["toolchain"] == languages["go"]["toolchain"]
+        assert "pass token" in results[label]["detail"], results[label]
+    assert sum(r["verdict"] == "compile_error" for r in endtoend.case_results(results, humaneval_x)) == 1
+    assert "case 1 of 2" in results["stdio wrong"]["detail"], results["stdio wrong"]
+    endtoend.assert_toolchain(stack, "go", "humaneval-x-go", "go version go1.19")

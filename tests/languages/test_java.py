@@ -8,20 +8,18 @@ import pytest
 from sandbox.languages.java import main_class, stdio_program
 from sandbox.languages.java import tests_program as wrap_tests
 from tests.e2e.conftest import Stack
-from tests.languages.conftest import DATA, exceptions, humaneval_x_rows
-from tests.languages.endtoend import Case, check_language, humaneval_x_case
+from tests.languages import endtoend
 
 # Broken completions of Java/0 (`public boolean hasCloseElements(List<Double> numbers, double threshold) {` in
 # `class Solution`), each with the verdict passk must give it.
 WRONG = "        return false;\n    }\n}\n"
 VARIANTS = {
-    "wrong answer": (WRONG, "failed"),
-    "compile error": ("        return undefinedName;\n    }\n}\n", "compile_error"),
-    "runtime exception": ('        throw new IllegalStateException("boom");\n    }\n}\n', "error"),
-    "infinite loop": ("        while (true) { }\n    }\n}\n", "timeout"),
-    "memory hog": (
-        "        List<long[]> hog = new ArrayList<>();\n        while (true) hog.add(new long[1 << 20]);\n    }\n}\n",
-        "memory",
+    **endtoend.broken_variants(
+        wrong=WRONG,
+        compile_error="        return undefinedName;\n    }\n}\n",
+        runtime='        throw new IllegalStateException("boom");\n    }\n}\n',
+        loop="        while (true) { }\n    }\n}\n",
+        memory="        List<long[]> hog = new ArrayList<>();\n        while (true) hog.add(new long[1 << 20]);\n    }\n}\n",
     ),
     "early System.exit(0)": ("        System.exit(0);\n        return false;\n    }\n}\n", "failed"),
     # The candidate's code that runs before the tests: Solution's static initialiser, run when the tests'
@@ -52,7 +50,6 @@ M_COMPLETIONS = {
     ],
 }
 
-STDIO_CASES = [{"input": "1 2\n", "output": "3\n"}, {"input": "40 2\n5 5\n", "output": "42\n10\n"}]
 STDIO_MAIN = (
     "import java.util.*;\n\npublic class Main {\n    public static void main(String[] args) {\n"
     "        Scanner in = new Scanner(System.in);\n"
@@ -75,22 +72,13 @@ def test_main_class_and_wrapping() -> None:
 
 @pytest.mark.slow
 def test_java_end_to_end(stack: Stack) -> None:
-    rows = humaneval_x_rows("java")
-    assert len(rows) == 164
-    m_samples = [(label, name, completion, verdict) for name, entries in M_COMPLETIONS.items()
-                 for label, completion, verdict in entries]
-    results = check_language(stack, "java", {
-        "humaneval-x-java": humaneval_x_case(rows, exceptions("java"), VARIANTS, "java", time_limit_s=5.0),
-        "multipl-e-java": Case(multipl_e_file=DATA / "multipl-e" / "java.jsonl", samples=m_samples),
-        "stdio-java": Case(
-            dataset={"language": "java", "time_limit_s": 5.0, "problems": [
-                {"format": "stdio", "id": "sum", "cases": STDIO_CASES}]},
-            samples=[
-                ("stdio", "sum", STDIO_MAIN, "passed"),
-                ("stdio, public class of another name", "sum", STDIO_OTHER_NAME, "passed"),
-                ("stdio wrong", "sum", STDIO_MAIN.replace("a + b", "a - b"), "failed"),
-                ("stdio compile error", "sum", "public class Main { void main( }\n", "compile_error"),
-            ],
+    results = endtoend.check_language(stack, "java", {
+        "humaneval-x-java": endtoend.humaneval_x_case("java", "java", VARIANTS, time_limit_s=5.0),
+        "multipl-e-java": endtoend.multipl_e_case("java", M_COMPLETIONS),
+        "stdio-java": endtoend.stdio_case(
+            "java", STDIO_MAIN, wrong=STDIO_MAIN.replace("a + b", "a - b"),
+            compile_error="public class Main { void main( }\n",
+            more=(("stdio, public class of another name", STDIO_OTHER_NAME, "passed"),), time_limit_s=5.0,
         ),
     })
     assert "cannot find symbol" in results["compile error"]["detail"]

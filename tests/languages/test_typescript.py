@@ -7,30 +7,33 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.conftest import Stack
-from tests.languages.conftest import DATA
-from tests.languages.endtoend import Case, check_language
+from tests.languages import endtoend
 
-STRLEN = [
-    ("strlen", "  return string.length;\n}\n", "passed"),
-    ("wrong answer", "  return 0;\n}\n", "failed"),
-    # MultiPL-E's harness runs tsc first: a program that does not type-check fails there.
-    ("type error", "  return string;\n}\n", "compile_error"),
-    ("syntax error", "  return (;\n}\n", "compile_error"),
-    ("runtime exception", "  throw new Error('boom');\n}\n", "error"),
-    ("infinite loop", "  while (true) { }\n}\n", "timeout"),
-    ("memory hog", "  const hog: number[][] = [];\n  while (true) hog.push(new Array(1 << 20).fill(1.5));\n}\n", "memory"),
-    ("early process.exit(0)", "  (globalThis as any).process.exit(0);\n  return 0;\n}\n", "failed"),
-    ("top-level process.exit(0)", "  return 0;\n}\n(globalThis as any).process.exit(0);\n", "failed"),
-    ("console.assert replaced", "  return 0;\n}\n(console as any).assert = () => {};\n", "failed"),
-]
-OTHERS = [
-    ("HumanEval_8_sum_product", "sum_product",
-     "  return [numbers.reduce((a, b) => a + b, 0), numbers.reduce((a, b) => a * b, 1)];\n}\n", "passed"),
-    ("HumanEval_8_sum_product", "sum_product wrong tuple type", "  return [0];\n}\n", "compile_error"),
-    ("HumanEval_2_truncate_number", "truncate_number", "  return number % 1.0;\n}\n", "passed"),
-]
+M_COMPLETIONS = {
+    "HumanEval_23_strlen": [
+        ("strlen", "  return string.length;\n}\n", "passed"),
+        ("wrong answer", "  return 0;\n}\n", "failed"),
+        # MultiPL-E's harness runs tsc first: a program that does not type-check fails there.
+        ("type error", "  return string;\n}\n", "compile_error"),
+        ("syntax error", "  return (;\n}\n", "compile_error"),
+        ("runtime exception", "  throw new Error('boom');\n}\n", "error"),
+        ("infinite loop", "  while (true) { }\n}\n", "timeout"),
+        ("memory hog", "  const hog: number[][] = [];\n  while (true) hog.push(new Array(1 << 20).fill(1.5));\n}\n",
+         "memory"),
+        ("early process.exit(0)", "  (globalThis as any).process.exit(0);\n  return 0;\n}\n", "failed"),
+        ("top-level process.exit(0)", "  return 0;\n}\n(globalThis as any).process.exit(0);\n", "failed"),
+        ("console.assert replaced", "  return 0;\n}\n(console as any).assert = () => {};\n", "failed"),
+    ],
+    "HumanEval_8_sum_product": [
+        ("sum_product", "  return [numbers.reduce((a, b) => a + b, 0), numbers.reduce((a, b) => a * b, 1)];\n}\n",
+         "passed"),
+        ("sum_product wrong tuple type", "  return [0];\n}\n", "compile_error"),
+    ],
+    "HumanEval_2_truncate_number": [
+        ("truncate_number", "  return number % 1.0;\n}\n", "passed"),
+    ],
+}
 
-STDIO_CASES = [{"input": "1 2\n", "output": "3\n"}, {"input": "40 2\n5 5\n", "output": "42\n10\n"}]
 STDIO_SOLUTION = (
     "declare var require: any;\n"
     "const lines: string[] = require('fs').readFileSync(0, 'utf8').trim().split('\\n');\n"
@@ -40,15 +43,11 @@ STDIO_SOLUTION = (
 
 @pytest.mark.slow
 def test_typescript_end_to_end(stack: Stack) -> None:
-    samples = [(label, "HumanEval_23_strlen", completion, verdict) for label, completion, verdict in STRLEN]
-    samples += [(label, name, completion, verdict) for name, label, completion, verdict in OTHERS]
-    results = check_language(stack, "typescript", {
-        "multipl-e-ts": Case(multipl_e_file=DATA / "multipl-e" / "ts.jsonl", samples=samples),
-        "stdio-ts": Case(
-            dataset={"language": "typescript", "time_limit_s": 3.0, "problems": [
-                {"format": "stdio", "id": "sum", "cases": STDIO_CASES}]},
-            samples=[("stdio", "sum", STDIO_SOLUTION, "passed"),
-                     ("stdio type error", "sum", STDIO_SOLUTION.replace("string[]", "number"), "compile_error")],
+    results = endtoend.check_language(stack, "typescript", {
+        "multipl-e-ts": endtoend.multipl_e_case("ts", M_COMPLETIONS),
+        # The compile error is a type error.
+        "stdio-ts": endtoend.stdio_case(
+            "typescript", STDIO_SOLUTION, compile_error=STDIO_SOLUTION.replace("string[]", "number")
         ),
     })
     assert "TS2322" in results["type error"]["detail"], results["type error"]

@@ -19,10 +19,7 @@ from service.statistics.intervals import (
     METHODS,
     Interval,
     Method,
-    clt_standard_errors,
-    column_means,
-    intervals_from_distribution,
-    mean_accelerations,
+    mean_intervals,
 )
 
 __all__ = [
@@ -142,15 +139,4 @@ def bootstrap_means(
     resamples, confidence, seed, method = validate_options(resamples, confidence, seed, method)
     arr = validate_values(values)
     distribution = resample_means(arr, resamples=resamples, seed=seed)
-    return intervals_from_distribution(
-        distribution,
-        estimates=column_means(arr),
-        standard_errors=clt_standard_errors(arr),
-        accelerations=mean_accelerations(arr),
-        constant=np.all(arr == arr[0], axis=0),
-        first_row=arr[0],
-        problems=arr.shape[0],
-        bounded=np.broadcast_to(np.asarray(bounded, dtype=bool), (arr.shape[1],)),
-        method=method,
-        confidence=confidence,
-    )
+    return mean_intervals(distribution, arr, method=method, confidence=confidence, bounded=bounded)

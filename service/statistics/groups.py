@@ -36,7 +36,7 @@ from service.statistics.intervals import (
     column_means,
     exact_boundary_interval,
     intervals_from_distribution,
-    mean_accelerations,
+    mean_intervals,
 )
 
 __all__ = ["MAX_GROUPS", "GroupResult", "GroupSummary", "TooManyGroups", "group_intervals"]
@@ -270,7 +270,6 @@ def group_intervals(
                 members.setdefault(tag, []).append(row)
     if len(members) > MAX_GROUPS:
         raise TooManyGroups(len(members))
-    columns = values.shape[1]
     in_any = sorted({row for rows in members.values() for row in rows})
     untagged = values.shape[0] - len(in_any)
     overlapping = sum(len(rows) for rows in members.values()) > len(in_any)
@@ -285,11 +284,7 @@ def group_intervals(
         rows_by_group.append(np.asarray(members[tag], dtype=np.intp))
         sub = values[rows_by_group[-1]]
         distribution = resample_means(sub, resamples=resamples, seed=derive_seed(seed, f"group:{tag}"))
-        intervals = intervals_from_distribution(
-            distribution, estimates=column_means(sub), standard_errors=clt_standard_errors(sub),
-            accelerations=mean_accelerations(sub), constant=np.all(sub == sub[0], axis=0), first_row=sub[0],
-            problems=sub.shape[0], bounded=np.ones(columns, dtype=bool), method=method, confidence=confidence,
-        )
+        intervals = mean_intervals(distribution, sub, method=method, confidence=confidence)
         groups.append(GroupResult(tag, sub.shape[0], intervals))
         group_values.append(sub)
         distributions.append(distribution)

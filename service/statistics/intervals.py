@@ -31,6 +31,7 @@ __all__ = [
     "exact_boundary_interval",
     "intervals_from_distribution",
     "mean_accelerations",
+    "mean_intervals",
     "sorted_quantiles",
     "wilson_interval",
 ]
@@ -217,3 +218,28 @@ def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tu
     """
     ci = binomtest(successes, trials).proportion_ci(confidence_level=confidence, method="wilson")
     return float(ci.low), float(ci.high)
+
+
+def mean_intervals(
+    distribution: np.ndarray,
+    values: np.ndarray,
+    *,
+    method: Method,
+    confidence: float,
+    standard_errors: np.ndarray | None = None,
+    bounded: np.ndarray | bool = True,
+) -> list[Interval]:
+    """intervals_from_distribution for the column means of `values` (problems x columns), given their bootstrap
+    distribution; the standard errors default to the CLT's, `bounded` (per column or for all) to [0, 1] scores."""
+    return intervals_from_distribution(
+        distribution,
+        estimates=column_means(values),
+        standard_errors=clt_standard_errors(values) if standard_errors is None else standard_errors,
+        accelerations=mean_accelerations(values),
+        constant=np.all(values == values[0], axis=0),
+        first_row=values[0],
+        problems=values.shape[0],
+        bounded=np.broadcast_to(np.asarray(bounded, dtype=bool), (values.shape[1],)),
+        method=method,
+        confidence=confidence,
+    )

@@ -25,8 +25,7 @@ from service.statistics.intervals import (
     Method,
     clt_standard_errors,
     column_means,
-    intervals_from_distribution,
-    mean_accelerations,
+    mean_intervals,
 )
 
 __all__ = ["LanguageSummary", "language_intervals", "micro_macro"]
@@ -75,10 +74,8 @@ def language_intervals(
         for w, name, b in zip(weights, names, blocks, strict=True)
     )
     ses = np.array([clt_standard_errors(b) for b in blocks])
-    micro = intervals_from_distribution(
-        np.asarray(distribution), estimates=column_means(values),
+    micro = mean_intervals(
+        np.asarray(distribution), values, method=method, confidence=confidence,
         standard_errors=np.sqrt(np.sum((weights[:, None] * ses) ** 2, axis=0)),
-        accelerations=mean_accelerations(values), constant=np.all(values == values[0], axis=0), first_row=values[0],
-        problems=values.shape[0], bounded=np.ones(values.shape[1], dtype=bool), method=method, confidence=confidence,
     )
     return LanguageSummary(grouped.groups, micro, grouped.macro, values.shape[0])

@@ -766,6 +766,15 @@ def cmd_gate(settings: Settings, args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ parser
 
 
+def _add_limit_arguments(parser: argparse.ArgumentParser, run_limits: str, compile_limits: str) -> None:
+    """--time-limit, --memory-mb and the compile limits, for a dataset's defaults or a run's overrides."""
+    parser.add_argument("--time-limit", dest="time_limit_s", type=float, help=f"time limit (seconds), {run_limits}")
+    parser.add_argument("--memory-mb", type=int, help=f"memory limit (MiB), {run_limits}")
+    parser.add_argument("--compile-time-limit", dest="compile_time_limit_s", type=float,
+                        help=f"compile CPU limit (seconds), {compile_limits}")
+    parser.add_argument("--compile-memory-mb", type=int, help=f"compile memory limit (MiB), {compile_limits}")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     server = argparse.ArgumentParser(add_help=False)
     server.add_argument("--url", help="passk server (default: $PASSK_URL, else http://127.0.0.1:8000)")
@@ -783,11 +792,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     imports.add_argument("file", nargs="?", metavar="FILE", help="the file, after humaneval-x or multipl-e")
     imports.add_argument("--language", help="the programs' language (default: from the rows, else python)")
     imports.add_argument("--name", help="dataset name (default: humaneval, or the file name without .jsonl)")
-    imports.add_argument("--time-limit", dest="time_limit_s", type=float, help="default time limit (seconds)")
-    imports.add_argument("--memory-mb", type=int, help="default memory limit (MiB)")
-    imports.add_argument("--compile-time-limit", dest="compile_time_limit_s", type=float,
-                         help="compile CPU limit (seconds) over the language's default")
-    imports.add_argument("--compile-memory-mb", type=int, help="compile memory limit (MiB) over the language's default")
+    _add_limit_arguments(imports, "the dataset's default", "over the language's default")
     imports.set_defaults(func=cmd_datasets_import)
     languages = sub.add_parser("languages", parents=[server], help="languages, their toolchain versions and commands")
     languages.set_defaults(func=cmd_languages)
@@ -805,11 +810,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     submit.add_argument("--max-tokens", type=int)
     submit.add_argument("--seed", type=int)
     submit.add_argument("--sampling", help="more sampling metadata as a JSON object, stored verbatim")
-    submit.add_argument("--time-limit", dest="time_limit_s", type=float, help="override the dataset's time limit")
-    submit.add_argument("--memory-mb", type=int, help="override the dataset's memory limit")
-    submit.add_argument("--compile-time-limit", dest="compile_time_limit_s", type=float,
-                        help="override the compile CPU limit (seconds)")
-    submit.add_argument("--compile-memory-mb", type=int, help="override the compile memory limit (MiB)")
+    _add_limit_arguments(submit, "overrides the dataset's", "overrides the dataset's or the language's")
     submit.add_argument("--no-cache", action="store_true", help="run every program even if an identical one ran")
     submit.add_argument("--wait", action="store_true", help="show progress until the run ends, then the metrics")
     submit.add_argument("-k", type=_parse_ks, help=ks_help)

@@ -82,12 +82,24 @@ class MbppProblemIn(BaseModel):
     memory_mb: PositiveMB | None = _MEMORY
 
 
+class _JudgedByCases(BaseModel):
+    """What the case-judged formats (stdio, call) share besides their cases."""
+
+    abs_tol: Tolerance | None = Field(None, description=_TOLERANCES)
+    rel_tol: Tolerance | None = Field(None, description=_TOLERANCES)
+    setup_code: StorableStr | None = _SETUP
+    canonical_solution: StorableStr | None = None
+    tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
+    time_limit_s: PositiveSeconds | None = _TIME_LIMIT
+    memory_mb: PositiveMB | None = _MEMORY
+
+
 class StdioCase(BaseModel):
     input: StorableStr = Field(description="Sent on standard input.")
     output: StorableStr = Field(description="The expected standard output.")
 
 
-class StdioProblemIn(BaseModel):
+class StdioProblemIn(_JudgedByCases):
     """A standard input/output problem (APPS, CodeContests, LiveCodeBench `stdin`): passes when every case does."""
 
     model_config = ConfigDict(
@@ -112,13 +124,6 @@ class StdioProblemIn(BaseModel):
     comparison: Literal[POLICIES] = Field(  # type: ignore[valid-type]
         "whitespace", description="`exact`, `whitespace` (tokens) or `numeric` (tokens, numbers with tolerance)."
     )
-    abs_tol: Tolerance | None = Field(None, description=_TOLERANCES)
-    rel_tol: Tolerance | None = Field(None, description=_TOLERANCES)
-    setup_code: StorableStr | None = _SETUP
-    canonical_solution: StorableStr | None = None
-    tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
-    time_limit_s: PositiveSeconds | None = _TIME_LIMIT
-    memory_mb: PositiveMB | None = _MEMORY
 
 
 class CallCase(BaseModel):
@@ -126,7 +131,7 @@ class CallCase(BaseModel):
     output: JsonValue = Field(description="The expected return value, compared by type and value.")
 
 
-class CallProblemIn(BaseModel):
+class CallProblemIn(_JudgedByCases):
     """A call-based problem (APPS `fn_name`, LiveCodeBench `functional`): `fn_name(*input)` must return `output`.
 
     `fn_name` is a top-level function of the program or a method of its `Solution` class.
@@ -152,13 +157,6 @@ class CallProblemIn(BaseModel):
     prompt: StorableStr = Field("", description="The problem statement.")
     fn_name: Identifier
     cases: list[CallCase] = Field(min_length=1)
-    abs_tol: Tolerance | None = Field(None, description=_TOLERANCES)
-    rel_tol: Tolerance | None = Field(None, description=_TOLERANCES)
-    setup_code: StorableStr | None = _SETUP
-    canonical_solution: StorableStr | None = None
-    tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
-    time_limit_s: PositiveSeconds | None = _TIME_LIMIT
-    memory_mb: PositiveMB | None = _MEMORY
 
 
 # Formats whose schemas live in their own modules (service/formats/registry.py lists every format).

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.formats.registry import UNUSED_COLUMNS, Format
+from service.formats.registry import Format, columns_with_test_code
 from service.problems import Program
 
 DATASET_NAME = "humaneval"
@@ -31,14 +31,8 @@ def program(problem: Any, completion: str) -> Program:
 
 
 def columns(problem: Any) -> dict[str, Any]:
-    return {
-        **UNUSED_COLUMNS,
-        "format": "humaneval",
-        "prompt": problem.prompt,
-        "test": problem.test,
-        "entry_point": problem.entry_point,
-        "canonical_solution": problem.canonical_solution,
-    }
+    return columns_with_test_code("humaneval", problem.prompt, problem.test, problem.canonical_solution,
+                             entry_point=problem.entry_point)
 
 
 def _model() -> type:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from sandbox import languages
 from service.formats.fields import _ID, _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
-from service.formats.registry import NATIVE, UNUSED_COLUMNS, Format, language_of
+from service.formats.registry import NATIVE, Format, language_of, columns_with_test_code
 from service.problems import Program
 
 # task_id prefix -> language
@@ -53,15 +53,9 @@ def language_of_row(row: dict[str, Any]) -> str | None:
 
 
 def columns(problem: Any) -> dict[str, Any]:
-    return {
-        **UNUSED_COLUMNS,
-        "format": "humaneval-x",
-        "prompt": problem.prompt,
-        "test": problem.test,
-        "entry_point": "",
-        "canonical_solution": problem.canonical_solution,
-        "setup_code": problem.declaration,  # kept for the record; the program starts with the prompt
-    }
+    # The declaration is kept for the record (as setup_code); the program starts with the prompt.
+    return columns_with_test_code("humaneval-x", problem.prompt, problem.test, problem.canonical_solution,
+                             setup_code=problem.declaration)
 
 
 def program(problem: Any, completion: str) -> Program:

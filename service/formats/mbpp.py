@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from service.formats.harness import trusted_tests_program
-from service.formats.registry import UNUSED_COLUMNS, Format
+from service.formats.registry import Format, columns_with_test_code
 from service.problems import Program
 
 
@@ -46,15 +46,11 @@ def from_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def columns(problem: Any) -> dict[str, Any]:
-    return {
-        **UNUSED_COLUMNS,
-        "format": "mbpp",
-        "prompt": problem.text,
-        "test": "\n".join(problem.test_list),
-        "entry_point": problem.entry_point or mbpp_entry_point(problem.test_list[0], problem.code),
-        "canonical_solution": problem.code,
-        "setup_code": problem.test_setup_code,
-    }
+    return columns_with_test_code(
+        "mbpp", problem.text, "\n".join(problem.test_list), problem.code,
+        entry_point=problem.entry_point or mbpp_entry_point(problem.test_list[0], problem.code),
+        setup_code=problem.test_setup_code,
+    )
 
 
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, Field
 
 from service.formats.fields import _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
-from service.formats.registry import NATIVE, UNUSED_COLUMNS, Format, language_of
+from service.formats.registry import NATIVE, Format, language_of, columns_with_test_code
 from service.problems import Program
 
 
@@ -40,14 +40,7 @@ def from_row(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def columns(problem: Any) -> dict[str, Any]:
-    return {
-        **UNUSED_COLUMNS,
-        "format": "multipl-e",
-        "prompt": problem.prompt,
-        "test": problem.tests,
-        "entry_point": "",
-        "canonical_solution": None,
-    }
+    return columns_with_test_code("multipl-e", problem.prompt, problem.tests, None)
 
 
 def program(problem: Any, completion: str) -> Program:

@@ -96,6 +96,13 @@ def program_for(problem: Any, completion: str) -> Program:
 UNUSED_COLUMNS: dict[str, Any] = {"setup_code": None, "cases": None, "comparison": None, "abs_tol": None, "rel_tol": None}
 
 
+def columns_with_test_code(fmt: str, prompt: str, test: str, canonical_solution: str | None, *, entry_point: str = "",
+                      setup_code: str | None = None) -> dict[str, Any]:
+    """The problem row of a format whose tests are code (no cases)."""
+    return {**UNUSED_COLUMNS, "format": fmt, "prompt": prompt, "test": test, "entry_point": entry_point,
+            "canonical_solution": canonical_solution, "setup_code": setup_code}
+
+
 def language_of(problem: Any) -> str:
     """The language of a problem's dataset (the worker's problem rows carry it); Python if absent."""
     return getattr(problem, "language", None) or "python"

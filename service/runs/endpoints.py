@@ -178,18 +178,15 @@ _CANCEL_DESCRIPTION = (
     description=_CANCEL_DESCRIPTION,
     responses=_CANCEL_RESPONSES,
 )
-async def cancel_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep) -> RunRead:
-    return await run_service.cancel(session, settings, run_id)
-
-
 @router.delete(
     "/{run_id}",
     response_model=RunRead,
     summary="Cancel a run (same as POST /cancel)",
     description=_CANCEL_DESCRIPTION + " The run and its results are kept.",
     responses=_CANCEL_RESPONSES,
+    name="delete_run",  # its own operation id
 )
-async def delete_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep) -> RunRead:
+async def cancel_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep) -> RunRead:
     return await run_service.cancel(session, settings, run_id)
 
 

@@ -143,8 +143,8 @@ LANGUAGE_DOCKERFILE = CONTEXT_DIR / "language" / "Dockerfile"
 _versions: dict[str, str] = {}
 
 
-def deb_cache_dir() -> Path:
-    return Path(os.environ.get("PASSK_DEB_CACHE", Path.home() / ".cache" / "passk" / "debs"))
+# Where downloaded .deb files (and npm tarballs, beside it) are cached; the service passes Settings.deb_cache.
+DEFAULT_DEB_CACHE = Path.home() / ".cache" / "passk" / "debs"
 
 
 def language_tag(base_image: str, language: Any) -> str:
@@ -173,14 +173,15 @@ def _resolve_base(client: docker.DockerClient, base_image: str | None) -> str:
     return base or ensure_local_base(client)
 
 
-def download_debs(client: docker.DockerClient, base_image: str, packages: tuple[str, ...]) -> Path:
+def download_debs(client: docker.DockerClient, base_image: str, packages: tuple[str, ...],
+                  cache: Path = DEFAULT_DEB_CACHE) -> Path:
     """The .deb files `packages` need on top of `base_image`, cached on the host by (base, package list).
 
     A throwaway container of the base with the host's network runs `apt-get install --download-only`; the
     image build itself then installs them with no network at all.
     """
     key = hashlib.sha256(json.dumps([base_image, sorted(packages)]).encode()).hexdigest()[:16]
-    target = deb_cache_dir() / key
+    target = cache / key
     if (target / ".complete").exists():
         return target
     target.mkdir(parents=True, exist_ok=True)
@@ -212,10 +213,10 @@ def download_debs(client: docker.DockerClient, base_image: str, packages: tuple[
     return target
 
 
-def npm_tarballs(packages: tuple[str, ...]) -> Path:
+def npm_tarballs(packages: tuple[str, ...], cache: Path = DEFAULT_DEB_CACHE) -> Path:
     """`npm pack` of each package on the host, cached by the package list."""
     key = hashlib.sha256(json.dumps(sorted(packages)).encode()).hexdigest()[:16]
-    target = deb_cache_dir().parent / "npm" / key
+    target = cache.parent / "npm" / key
     if (target / ".complete").exists():
         return target
     target.mkdir(parents=True, exist_ok=True)
@@ -226,15 +227,17 @@ def npm_tarballs(packages: tuple[str, ...]) -> Path:
     return target
 
 
-def build_language_image(client: docker.DockerClient, language: Any, base_image: str | None = None) -> str:
+def build_language_image(client: docker.DockerClient, language: Any, base_image: str | None = None,
+                         deb_cache: Path | None = None) -> str:
     """Build (or reuse) the image of a native language; returns its tag. Offline build (network_mode none)."""
     base = _resolve_base(client, base_image)
     tag = language_tag(base, language)
     if image_exists(client, tag):
         return tag
     sandbox = build_sandbox_image(client, base)
-    debs = download_debs(client, base, language.packages) if language.packages else None
-    npm = npm_tarballs(language.npm_packages) if language.npm_packages else None
+    cache = deb_cache or DEFAULT_DEB_CACHE
+    debs = download_debs(client, base, language.packages, cache) if language.packages else None
+    npm = npm_tarballs(language.npm_packages, cache) if language.npm_packages else None
     log.warning("building %s image %s (offline)", language.name, tag)
     setup = " && ".join(language.image_setup) if language.image_setup else "true"
     buffer = io.BytesIO()
@@ -262,7 +265,8 @@ def _add_dir(archive: tarfile.TarFile, name: str, source: Path | None, pattern: 
             archive.add(path, arcname=f"{name}/{path.name}")
 
 
-def ensure_language_image(client: docker.DockerClient, language: Any, base_image: str | None = None) -> str:
+def ensure_language_image(client: docker.DockerClient, language: Any, base_image: str | None = None,
+                          deb_cache: Path | None = None) -> str:
     """The image tag for `language` (a Language or its name), built on demand; Python keeps today's image."""
     from sandbox import languages
 
@@ -270,7 +274,7 @@ def ensure_language_image(client: docker.DockerClient, language: Any, base_image
         language = languages.get(language)
     if not language.native:
         return ensure_sandbox_image(client, base_image)
-    return build_language_image(client, language, base_image)
+    return build_language_image(client, language, base_image, deb_cache)
 
 
 def toolchain_version(client: docker.DockerClient, image: str, language: Any) -> str:

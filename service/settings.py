@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, model_validator
@@ -51,6 +52,8 @@ class Settings(BaseSettings):
     # Base of the sandbox images (None: local Debian if built, else the official Python image if a
     # registry answers, else a local Debian built by debootstrap).
     sandbox_base_image: str | None = None
+    # Host cache of the .deb files (and npm tarballs) language images are built from (None: ~/.cache/passk/debs).
+    deb_cache: Path | None = None
     output_excerpt_bytes: int = Field(4096, ge=0)
 
     # Worker behaviour.

@@ -59,3 +59,21 @@ def test_sandbox_base_image_and_cpu_weight_are_settings(monkeypatch: pytest.Monk
     assert (settings.sandbox_base_image, settings.sandbox_cpu_shares) == ("python:3.11-slim-bookworm", 256)
     with pytest.raises(ValidationError):
         Settings(sandbox_cpu_shares=1)
+
+
+def test_deb_cache_is_a_setting_passed_to_the_image_builder(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """PASSK_DEB_CACHE goes through Settings; sandbox/images.py takes the cache as a parameter (npm beside it)."""
+    import inspect
+
+    from sandbox import images
+
+    assert Settings().deb_cache is None
+    monkeypatch.setenv("PASSK_DEB_CACHE", str(tmp_path / "debs"))
+    assert Settings().deb_cache == tmp_path / "debs"
+    assert "PASSK_DEB_CACHE" not in inspect.getsource(images)
+    for function in (images.ensure_language_image, images.build_language_image):
+        assert "deb_cache" in inspect.signature(function).parameters
+    key = images.hashlib.sha256(images.json.dumps(["left-pad"]).encode()).hexdigest()[:16]
+    (tmp_path / "npm" / key).mkdir(parents=True)
+    (tmp_path / "npm" / key / ".complete").write_text("left-pad\n")
+    assert images.npm_tarballs(("left-pad",), tmp_path / "debs") == tmp_path / "npm" / key

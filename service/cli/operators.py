@@ -34,7 +34,9 @@ def cmd_images(settings: Settings, args: argparse.Namespace) -> int:
     names = list(languages.all_languages()) if args.language == ["all"] else args.language
     for name in names:
         language = languages.resolve(name)
-        tag = ensure_language_image(client, language, args.base_image or settings.sandbox_base_image)
+        tag = ensure_language_image(
+            client, language, args.base_image or settings.sandbox_base_image, settings.deb_cache
+        )
         print(f"{language.name}\t{tag}\t{toolchain_version(client, tag, language)}")
     return 0
 

@@ -149,7 +149,9 @@ class Worker:
         with self._image_lock:
             if language not in self._images:
                 client = connect()
-                tag = ensure_language_image(client, language, self.settings.sandbox_base_image)
+                tag = ensure_language_image(
+                    client, language, self.settings.sandbox_base_image, self.settings.deb_cache
+                )
                 version = toolchain_version(client, tag, language)
                 self._images[language] = (tag, client.images.get(tag).id, version)
                 with transaction(self.sessions) as session:

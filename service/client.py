@@ -409,6 +409,10 @@ class PasskClient:
         """Paired comparison, candidate minus base (GET /v1/compare)."""
         return self._json("GET", "/v1/compare", params={"base": base, "candidate": candidate, "k": _ks(ks), **params})
 
+    def compare_languages(self, run_ids: Sequence[str], ks: Sequence[int] = (1,), **params: Any) -> dict[str, Any]:
+        """One model's runs in several languages: per language, micro and macro (GET /v1/languages/compare)."""
+        return self._json("GET", "/v1/languages/compare", params={"runs": ",".join(run_ids), "k": _ks(ks), **params})
+
     def evaluate_rule(self, rule: str, base: str, candidate: str) -> dict[str, Any]:
         """A release rule's verdict on candidate vs base (GET /v1/release-rules/{rule}/evaluate)."""
         params = {"base": base, "candidate": candidate}

@@ -8,6 +8,7 @@ metrics, compare, export.
     passk status RUN [--wait] [-k 1,10]
     passk metrics RUN [-k 1,10,100] [--json]
     passk compare BASE CANDIDATE [-k 1,10] [--json]
+    passk languages [compare RUN RUN ... [-k 1,10] [--json]]
     passk export RUN [-o FILE]
     passk runs list [--model M] [--dataset D] [--status S] [--tag T] [--search TEXT] [--archived] [--json]
     passk runs edit RUN [--name N] [--note N] [--tag T ...] [--archive | --unarchive]
@@ -456,6 +457,31 @@ def cmd_languages(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+@_friendly
+def cmd_languages_compare(settings: Settings, args: argparse.Namespace) -> int:
+    with _client(settings, args) as client:
+        report = client.compare_languages([client.resolve_run(run) for run in args.runs], args.k or [1])
+    print(json.dumps(report, indent=2) if args.json else render_language_comparison(report))
+    return 0
+
+
+def render_language_comparison(report: dict[str, Any]) -> str:
+    """GET /v1/languages/compare as a table: a row per language, then the micro and macro averages."""
+    ks = report["ks"]
+    rows = [["language", "toolchain", "run", "problems", *(f"pass@{k}" for k in ks)]]
+    rows += [[row["language"], row["toolchain"] or "-", row["run_id"], str(row["problems"]),
+              *(_interval(point["pass_at_k"]) for point in row["pass_at_k"])] for row in report["languages"]]
+    rows += [[average["label"], "", "", str(average["problems"]),
+              *(_interval(point["pass_at_k"]) for point in average["pass_at_k"])]
+             for average in (report["micro"], report["macro"])]
+    method = {"bca": "BCa", "percentile": "percentile"}.get(report["method"], report["method"])
+    lines = [f"model {report['model']}: {len(report['languages'])} languages", "", _table(rows), "",
+             f"{report['confidence']:.0%} intervals: {method} bootstrap over problems, stratified by language "
+             f"({report['resamples']} resamples, seed {report['seed']})"]
+    lines += [f"warning: {w}" for w in report.get("warnings") or []]
+    return "\n".join(lines)
+
+
 def _sampling(args: argparse.Namespace) -> dict[str, Any]:
     sampling: dict[str, Any] = {}
     if args.sampling:
@@ -796,6 +822,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     imports.set_defaults(func=cmd_datasets_import)
     languages = sub.add_parser("languages", parents=[server], help="languages, their toolchain versions and commands")
     languages.set_defaults(func=cmd_languages)
+    languages_compare = languages.add_subparsers(dest="languages_command", metavar="compare").add_parser(
+        "compare", parents=[server], help="one model's runs in several languages: per language, micro and macro"
+    )
+    languages_compare.add_argument("runs", nargs="+", metavar="RUN", help="run ids (or unique prefixes), one per language")
+    languages_compare.add_argument("-k", type=_parse_ks, help="comma-separated k values (default: 1)")
+    languages_compare.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
+    languages_compare.set_defaults(func=cmd_languages_compare)
     listing = datasets_sub.add_parser("list", parents=[server], help="list datasets, newest first")
     listing.set_defaults(func=cmd_datasets_list)
 

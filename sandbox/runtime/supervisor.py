@@ -54,6 +54,7 @@ import sys
 import time
 import traceback  # noqa: F401  (the judges print tracebacks)
 import typing  # noqa: F401
+from dataclasses import dataclass
 
 from . import candidate, driver, native, process, trusted_tests, zygote
 from .streams import READ_CHUNK, Capture, HostGone, drain, tree_cpu
@@ -237,8 +238,57 @@ class Container:
         return bool(reply.get("killed")) if isinstance(reply, dict) else None
 
 
+@dataclass(slots=True)
+class _Running:
+    """A started job: its limits, its process and the read ends of its output and report pipes."""
+
+    job: dict
+    judged: bool
+    sequence: int
+    limits: dict
+    excerpt: int
+    wall_limit: float
+    cpus: float
+    nonce: bytes
+    pid: int
+    report_r: int
+    out_r: int
+    err_r: int
+    oom_before: int
+    cpu_before: float | None
+    started: float
+
+
+@dataclass(slots=True)
+class _Ended:
+    """How a job's process ended (or was stopped at a limit), with the time and CPU it took and its output."""
+
+    status: int | None  # None: stopped at a limit, not reaped yet (the clean-up reaps it)
+    usage: object
+    wall_timeout: bool
+    tree_cpu_timeout: bool
+    duration: float
+    tree_used: float | None
+    captures: dict
+    open_fds: set
+    pidfd: int
+
+
 def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -> tuple[dict, str | None]:
-    """Run one program; returns its result and, if the container must retire, why."""
+    """Run one program; returns its result and, if the container must retire, why.
+
+    Four steps: spawn the program, collect its output until it ends or hits a limit, clean up what it left
+    (and see whether the container came back clean), then judge it and decide whether the container retires.
+    """
+    run = _spawn(job, frame, sequence, box)
+    ended = _collect(run, stdin, box)
+    outlived, clean = _clean_up(run, ended, box)
+    result = _result(run, ended, outlived)
+    return result, _retire_reason(result, ended, outlived, clean, box)
+
+
+def _spawn(job: dict, frame: dict, sequence: int, box: Container) -> _Running:
+    """Fork the program's process (a judge, for a judged job) with its pipes; the parent keeps the read ends."""
     judged = bool(job.get("judged"))
     limits = {
         "time_limit_s": float(job["time_limit_s"]),
@@ -270,7 +320,20 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
         os.close(fd)
     if session is not None:
         session.close()
+    return _Running(
+        job=job, judged=judged, sequence=sequence, limits=limits, excerpt=excerpt, wall_limit=wall_limit, cpus=cpus,
+        nonce=nonce, pid=pid, report_r=report_r, out_r=out_r, err_r=err_r, oom_before=oom_before,
+        cpu_before=cpu_before, started=started,
+    )
 
+
+def _collect(run: _Running, stdin: int, box: Container) -> _Ended:
+    """Read the program's output and report until it ends, its tree's CPU time passes the limit, or the wall
+    limit; HostGone (everything ended) if the host hangs up meanwhile."""
+    limits, wall_limit, cpus, pid, started, cpu_before = (
+        run.limits, run.wall_limit, run.cpus, run.pid, run.started, run.cpu_before
+    )
+    out_r, err_r, report_r, excerpt = run.out_r, run.err_r, run.report_r, run.excerpt
     captures = {out_r: Capture(excerpt), err_r: Capture(excerpt), report_r: Capture(4096)}
     poller = select.poll()
     for fd in captures:
@@ -314,7 +377,17 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
                 box.zygote_alive = False
     duration = time.monotonic() - started
     tree_used = tree_cpu(cpu_before)
+    return _Ended(
+        status=status, usage=usage, wall_timeout=wall_timeout, tree_cpu_timeout=tree_cpu_timeout, duration=duration,
+        tree_used=tree_used, captures=captures, open_fds=open_fds, pidfd=pidfd,
+    )
 
+
+def _clean_up(run: _Running, ended: _Ended, box: Container) -> tuple[bool, bool]:
+    """End and remove whatever the program left; returns (processes of its own uid outlived it, the container
+    came back clean)."""
+    judged, sequence, pid = run.judged, run.sequence, run.pid
+    status, usage, open_fds, captures = ended.status, ended.usage, ended.open_fds, ended.captures
     # The program is over: nothing it started may outlive it, nor anything it left behind. Usually
     # nothing did (its processes have ended, no IPC object, only its scratch directories): then only
     # those go. Otherwise every process of both uids is killed and everything they own is removed.
@@ -349,45 +422,60 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
             box.zygote_alive = False
     for fd in list(open_fds):
         drain(fd, captures[fd])
-    for fd in (report_r, out_r, err_r, pidfd):
+    for fd in (run.report_r, run.out_r, run.err_r, ended.pidfd):
         os.close(fd)
     clean = (
         not process.scratch_entries()
         and process.ipc_objects() == 0
         and not process.live_processes_other_than({1, box.zygote_pid})
     )
-    oom = oom_before >= 0 and process.oom_kills() > oom_before
+    ended.status, ended.usage = status, usage
+    return outlived, clean
+
+
+def _result(run: _Running, ended: _Ended, outlived: bool) -> dict:
+    """The verdict (judge) with the job's id, times and output excerpts."""
+    captures, usage, tree_used = ended.captures, ended.usage, ended.tree_used
+    oom = run.oom_before >= 0 and process.oom_kills() > run.oom_before
     own_cpu = (usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
     cpu = max(tree_used, own_cpu) if tree_used is not None else own_cpu
-    leftovers = outlived and not (wall_timeout or tree_cpu_timeout)
 
-    result = judge(status, cpu, limits["time_limit_s"], wall_timeout, tree_cpu_timeout, oom,
-                   captures[report_r].data, nonce)
+    result = judge(ended.status, cpu, run.limits["time_limit_s"], ended.wall_timeout, ended.tree_cpu_timeout, oom,
+                   captures[run.report_r].data, run.nonce)
     result.update(
         {
             "type": "result",
-            "id": job["id"],
-            "duration_ms": round(duration * 1000, 3),
+            "id": run.job["id"],
+            "duration_ms": round(ended.duration * 1000, 3),
             "cpu_ms": round(cpu * 1000, 3),
-            "stdout": captures[out_r].text(),
-            "stderr": captures[err_r].text(),
-            "stdout_truncated": captures[out_r].total > excerpt,
-            "stderr_truncated": captures[err_r].total > excerpt,
-            "leftover_processes": leftovers,
+            "stdout": captures[run.out_r].text(),
+            "stderr": captures[run.err_r].text(),
+            "stdout_truncated": captures[run.out_r].total > run.excerpt,
+            "stderr_truncated": captures[run.err_r].total > run.excerpt,
+            "leftover_processes": _leftovers(ended, outlived),
         }
     )
+    return result
+
+
+def _leftovers(ended: _Ended, outlived: bool) -> bool:
+    """Processes outlived a program that ended on its own (a timeout kills its tree anyway)."""
+    return outlived and not (ended.wall_timeout or ended.tree_cpu_timeout)
+
+
+def _retire_reason(result: dict, ended: _Ended, outlived: bool, clean: bool, box: Container) -> str | None:
+    """Why the container must retire after this job, if it must."""
     # A program that hit a limit or crashed no longer costs a container: what it left is gone (checked
-    # just above), so the next program starts as in a fresh one.
-    retire = None
+    # by the clean-up), so the next program starts as in a fresh one.
     if result["verdict"] == "sandbox_error":
-        retire = "sandbox error"
-    elif leftovers:
-        retire = "program left processes behind"
-    elif not box.zygote_alive:
-        retire = "the zygote stopped answering"
-    elif not clean:
-        retire = "the container could not be cleaned after the program"
-    return result, retire
+        return "sandbox error"
+    if _leftovers(ended, outlived):
+        return "program left processes behind"
+    if not box.zygote_alive:
+        return "the zygote stopped answering"
+    if not clean:
+        return "the container could not be cleaned after the program"
+    return None
 
 
 def _end_everything(box: Container) -> None:

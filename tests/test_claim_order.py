@@ -43,6 +43,24 @@ def _run(db: Session, dataset: uuid.UUID, problem: int, key: uuid.UUID, priority
     return run_id
 
 
+def _dataset(db: Session, problems: int, stdio: bool = False) -> tuple[uuid.UUID, list[int]]:
+    """A dataset of `problems` problems p0, p1, ... (HumanEval-form, or stdio with one case); (its id, problem ids)."""
+    dataset = uuid.uuid4()
+    db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) VALUES (:id, 'd', :digest, :n)"),
+               {"id": dataset, "digest": uuid.uuid4().hex, "n": problems})
+    columns = ("'', 'stdio', '[{\"input\": \"1\\n\", \"output\": \"1\\n\"}]'" if stdio
+               else "'f', 'humaneval', NULL")
+    ids = [
+        db.execute(
+            text("INSERT INTO problems (dataset_id, position, key, prompt, test, entry_point, format, cases) "
+                 f"VALUES (:ds, :pos, :key, '', '', {columns}) RETURNING id"),
+            {"ds": dataset, "pos": i, "key": f"p{i}"},
+        ).scalar_one()
+        for i in range(problems)
+    ]
+    return dataset, ids
+
+
 def _claim(db: Session, first: str = "interactive") -> set[uuid.UUID]:
     claimed = queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image", first)
     return {sample.run_id for sample in claimed}
@@ -50,16 +68,7 @@ def _claim(db: Session, first: str = "interactive") -> set[uuid.UUID]:
 
 def test_priority_then_fair_share_between_keys_then_age(session: Session) -> None:
     db = session
-    dataset = uuid.uuid4()
-    db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) VALUES (:id, 'd', 'x', 2)"), {"id": dataset})
-    problems = [
-        db.execute(
-            text("INSERT INTO problems (dataset_id, position, key, prompt, test, entry_point) "
-                 "VALUES (:ds, :pos, :key, '', '', 'f') RETURNING id"),
-            {"ds": dataset, "pos": i, "key": f"p{i}"},
-        ).scalar_one()
-        for i in range(2)
-    ]
+    dataset, problems = _dataset(db, 2)
     key_a, _ = create_key(db, "a", SCOPES)
     key_b, _ = create_key(db, "b", SCOPES)
     old_batch_a = _run(db, dataset, problems[0], key_a.id, "batch", 100)
@@ -80,12 +89,7 @@ def test_priority_then_fair_share_between_keys_then_age(session: Session) -> Non
 
 def test_one_claim_fills_its_batch_with_the_same_problem_of_other_runs(session: Session) -> None:
     db = session
-    dataset = uuid.uuid4()
-    db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) VALUES (:id, 'd', 'y', 1)"), {"id": dataset})
-    problem = db.execute(
-        text("INSERT INTO problems (dataset_id, position, key, prompt, test, entry_point) "
-             "VALUES (:ds, 0, 'p', '', '', 'f') RETURNING id"), {"ds": dataset},
-    ).scalar_one()
+    dataset, (problem,) = _dataset(db, 1)
     key, _ = create_key(db, "k", SCOPES)
     singles = [_run(db, dataset, problem, key.id, "interactive", 1) for _ in range(20)]
     other_priority = _run(db, dataset, problem, key.id, "batch", 1)
@@ -98,13 +102,7 @@ def test_one_claim_fills_its_batch_with_the_same_problem_of_other_runs(session: 
 def test_programs_take_the_workers_own_default_limit(session: Session) -> None:
     """No limit on the run, problem or dataset: the program is built with the claiming worker's default."""
     db = session
-    dataset = uuid.uuid4()
-    db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) VALUES (:id, 'd', 'x', 1)"), {"id": dataset})
-    problem = db.execute(
-        text("INSERT INTO problems (dataset_id, position, key, prompt, test, entry_point, format, cases) "
-             "VALUES (:ds, 0, 'p0', '', '', '', 'stdio', '[{\"input\": \"1\\n\", \"output\": \"1\\n\"}]') RETURNING id"),
-        {"ds": dataset},
-    ).scalar_one()
+    dataset, (problem,) = _dataset(db, 1, stdio=True)
     key, _ = create_key(db, "a", SCOPES)
     _run(db, dataset, problem, key.id, "interactive", 1)
     (claimed,) = queue.claim_batch(db, "tests", 16, 60, 7.25, 512, "image")

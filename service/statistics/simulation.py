@@ -11,6 +11,7 @@ distributions is known in closed form.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,7 @@ from service.statistics.bootstrap import bootstrap_means, derive_seed
 from service.statistics.estimators import per_problem_estimates
 from service.statistics.intervals import Method
 
-__all__ = ["BIMODAL", "BetaMixture", "Coverage", "coverage", "draw_counts", "true_pass_at_k", "true_pass_hat_k"]
+__all__ = ["BIMODAL", "BetaMixture", "CoverageTally", "FigureCoverage", "KCoverage", "coverage", "draw_counts", "true_pass_at_k", "true_pass_hat_k"]
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,9 @@ def draw_counts(population: BetaMixture, problems: int, samples: int, rng: np.ra
 
 
 @dataclass(frozen=True)
-class Coverage:
-    k: int
+class CoverageTally:
+    """How often an interval covered a known truth over `repetitions` simulated runs, and how it missed."""
+
     truth: float
     covered: int
     repetitions: int
@@ -70,6 +72,42 @@ class Coverage:
     @property
     def rate(self) -> float:
         return self.covered / self.repetitions
+
+
+@dataclass(frozen=True)
+class KCoverage(CoverageTally):
+    """The pass@k interval's coverage at one k."""
+
+    k: int = 0
+
+
+class _Tally:
+    """Running coverage counts for one interval per column (each with its truth), over repetitions."""
+
+    def __init__(self, truths: Sequence[float]) -> None:
+        self.truths = list(truths)
+        self.covered = np.zeros(len(self.truths), dtype=np.int64)
+        self.low = np.zeros(len(self.truths), dtype=np.int64)
+        self.high = np.zeros(len(self.truths), dtype=np.int64)
+        self.widths = np.zeros(len(self.truths))
+
+    def add(self, j: int, ci_low: float | None, ci_high: float | None) -> None:
+        """One repetition's interval for column j. Without both bounds it is no interval: counted on neither side,
+        unless a lower bound alone lies above the truth."""
+        truth = self.truths[j]
+        if ci_low is None or ci_high is None:
+            self.high[j] += ci_low is not None and ci_low > truth
+            return
+        self.covered[j] += ci_low <= truth <= ci_high
+        self.low[j] += ci_high < truth
+        self.high[j] += ci_low > truth
+        self.widths[j] += ci_high - ci_low
+
+    def result(self, j: int, repetitions: int) -> dict[str, Any]:
+        """Column j's CoverageTally fields."""
+        return {"truth": self.truths[j], "covered": int(self.covered[j]), "repetitions": repetitions,
+                "mean_width": float(self.widths[j] / repetitions), "misses_low": int(self.low[j]),
+                "misses_high": int(self.high[j])}
 
 
 def coverage(
@@ -83,14 +121,10 @@ def coverage(
     confidence: float = 0.95,
     method: Method = "bca",
     seed: int = 0,
-) -> list[Coverage]:
+) -> list[KCoverage]:
     """Measured coverage of the pass@k interval for each k, over `repetitions` simulated runs."""
     rng = np.random.default_rng(seed)
-    truths = [true_pass_at_k(population, k) for k in ks]
-    covered = np.zeros(len(ks), dtype=np.int64)
-    low_misses = np.zeros(len(ks), dtype=np.int64)
-    high_misses = np.zeros(len(ks), dtype=np.int64)
-    widths = np.zeros(len(ks))
+    tally = _Tally([true_pass_at_k(population, k) for k in ks])
     ns = np.full(problems, samples)
     for repetition in range(repetitions):
         cs = draw_counts(population, problems, samples, rng)
@@ -99,18 +133,10 @@ def coverage(
             pass_at, resamples=resamples, confidence=confidence, method=method,
             seed=derive_seed(seed, f"repetition:{repetition}"),
         )
-        for j, (interval, truth) in enumerate(zip(intervals, truths, strict=True)):
-            if interval.ci_low is None or interval.ci_high is None:
-                continue  # no interval (every problem scored alike): counted as a miss on neither side
-            covered[j] += interval.ci_low <= truth <= interval.ci_high
-            low_misses[j] += interval.ci_high < truth
-            high_misses[j] += interval.ci_low > truth
-            widths[j] += interval.ci_high - interval.ci_low
-    return [
-        Coverage(k, truths[j], int(covered[j]), repetitions, float(widths[j] / repetitions),
-                 int(low_misses[j]), int(high_misses[j]))
-        for j, k in enumerate(ks)
-    ]
+        # No interval (every problem scored alike) counts as a miss on neither side.
+        for j, interval in enumerate(intervals):
+            tally.add(j, interval.ci_low, interval.ci_high)
+    return [KCoverage(k=k, **tally.result(j, repetitions)) for j, k in enumerate(ks)]
 
 
 # ---- cost per success and p95 latency ----------------------------------------------------------------------
@@ -151,18 +177,10 @@ def draw_operating_run(
 
 
 @dataclass(frozen=True)
-class FigureCoverage:
-    figure: str
-    truth: float
-    covered: int
-    repetitions: int
-    mean_width: float
-    misses_low: int
-    misses_high: int
+class FigureCoverage(CoverageTally):
+    """A figure's interval coverage (cost per success, p95 latency)."""
 
-    @property
-    def rate(self) -> float:
-        return self.covered / self.repetitions
+    figure: str = ""
 
 
 def figure_coverage(
@@ -186,11 +204,7 @@ def figure_coverage(
     )
 
     rng = np.random.default_rng(seed)
-    truths = [true_cost_per_success(population), true_latency_p95()]
-    covered = np.zeros(2, dtype=np.int64)
-    low = np.zeros(2, dtype=np.int64)
-    high = np.zeros(2, dtype=np.int64)
-    widths = np.zeros(2)
+    tally = _Tally([true_cost_per_success(population), true_latency_p95()])
     for repetition in range(repetitions):
         row, passed, cost, latency = draw_operating_run(population, problems, samples, rng)
         cost_sum, _ = problem_sums(row, cost, problems)
@@ -205,16 +219,5 @@ def figure_coverage(
             problems, statistic, resamples=resamples, seed=derive_seed(seed, f"figures:{repetition}")
         )
         for j, figure in enumerate(figures_from_distribution(estimate, distribution, confidence=confidence)):
-            truth = truths[j]
-            if figure.ci_low is None or figure.ci_high is None:
-                high[j] += figure.ci_low is not None and figure.ci_low > truth
-                continue
-            covered[j] += figure.ci_low <= truth <= figure.ci_high
-            low[j] += figure.ci_high < truth
-            high[j] += figure.ci_low > truth
-            widths[j] += figure.ci_high - figure.ci_low
-    return [
-        FigureCoverage(name, truths[j], int(covered[j]), repetitions, float(widths[j] / repetitions),
-                       int(low[j]), int(high[j]))
-        for j, name in enumerate(FIGURES)
-    ]
+            tally.add(j, figure.ci_low, figure.ci_high)
+    return [FigureCoverage(figure=name, **tally.result(j, repetitions)) for j, name in enumerate(FIGURES)]

@@ -134,13 +134,13 @@ def humaneval_x_case(file_language: str, language: str, variants: dict[str, tupl
     )
 
 
-def multipl_e_case(file_language: str, completions: dict[str, list[tuple[str, str, str]]]) -> Case:
-    """MultiPL-E rows imported with the CLI from tests/data/multipl-e/; completions: problem name ->
-    [(label, completion, verdict)]."""
+def multipl_e_case(file_language: str, completions: dict[str, dict[str, tuple[str, str]]]) -> Case:
+    """MultiPL-E rows imported with the CLI from tests/data/multipl-e/; completions: problem name -> label ->
+    (completion, verdict)."""
     return Case(
         multipl_e_file=DATA / "multipl-e" / f"{file_language}.jsonl",
         samples=[(label, name, completion, verdict) for name, entries in completions.items()
-                 for label, completion, verdict in entries],
+                 for label, (completion, verdict) in entries.items()],
     )
 
 

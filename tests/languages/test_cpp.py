@@ -43,20 +43,20 @@ VARIANTS = {
 }
 
 M_COMPLETIONS = {
-    "HumanEval_23_strlen": [
-        ("strlen", "    return string.size();", "passed"),
-        ("strlen wrong", "    return 0;", "failed"),
-    ],
-    "HumanEval_2_truncate_number": [
-        ("truncate_number", "    return number - (long)number;", "passed"),
-        ("truncate_number compile error", "    return number", "compile_error"),
-    ],
-    "HumanEval_0_has_close_elements": [
-        ("has_close_elements",
-         "    for (size_t i = 0; i < numbers.size(); i++)\n        for (size_t j = i + 1; j < numbers.size(); j++)\n"
-         "            if (std::abs(numbers[i] - numbers[j]) < threshold) return true;\n    return false;", "passed"),
-        ("has_close_elements wrong", "    return true;", "failed"),
-    ],
+    "HumanEval_23_strlen": {
+        "strlen": ("    return string.size();", "passed"),
+        "strlen wrong": ("    return 0;", "failed"),
+    },
+    "HumanEval_2_truncate_number": {
+        "truncate_number": ("    return number - (long)number;", "passed"),
+        "truncate_number compile error": ("    return number", "compile_error"),
+    },
+    "HumanEval_0_has_close_elements": {
+        "has_close_elements": (
+            "    for (size_t i = 0; i < numbers.size(); i++)\n        for (size_t j = i + 1; j < numbers.size(); j++)\n"
+            "            if (std::abs(numbers[i] - numbers[j]) < threshold) return true;\n    return false;", "passed"),
+        "has_close_elements wrong": ("    return true;", "failed"),
+    },
 }
 
 STDIO_SOLUTION = "#include <iostream>\nint main() { long a, b; while (std::cin >> a >> b) std::cout << a + b << '\\n'; }\n"

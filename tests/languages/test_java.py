@@ -35,19 +35,19 @@ VARIANTS = {
 
 # MultiPL-E stops a Java completion at "\n    }\n": it is the method's body, the tests close the method.
 M_COMPLETIONS = {
-    "HumanEval_23_strlen": [
-        ("strlen", "        return string.length();\n", "passed"),
-        ("strlen wrong", "        return 0L;\n", "failed"),
-    ],
-    "HumanEval_8_sum_product": [
-        ("sum_product (javatuples)", "        long s = 0, p = 1;\n        for (long x : numbers) { s += x; p *= x; }\n"
-         "        return Pair.with(s, p);\n", "passed"),
-        ("sum_product type error", "        return 0;\n", "compile_error"),
-    ],
-    "HumanEval_2_truncate_number": [
-        ("truncate_number", "        return number % 1.0f;\n", "passed"),
-        ("truncate_number wrong (-ea asserts run)", "        return number;\n", "failed"),
-    ],
+    "HumanEval_23_strlen": {
+        "strlen": ("        return string.length();\n", "passed"),
+        "strlen wrong": ("        return 0L;\n", "failed"),
+    },
+    "HumanEval_8_sum_product": {
+        "sum_product (javatuples)": ("        long s = 0, p = 1;\n        for (long x : numbers) { s += x; p *= x; }\n"
+            "        return Pair.with(s, p);\n", "passed"),
+        "sum_product type error": ("        return 0;\n", "compile_error"),
+    },
+    "HumanEval_2_truncate_number": {
+        "truncate_number": ("        return number % 1.0f;\n", "passed"),
+        "truncate_number wrong (-ea asserts run)": ("        return number;\n", "failed"),
+    },
 }
 
 STDIO_MAIN = (

@@ -35,19 +35,19 @@ VARIANTS = {
 }
 
 M_COMPLETIONS = {
-    "HumanEval_23_strlen": [
-        ("strlen", "  return string.length;\n}\n", "passed"),
-        ("strlen wrong", "  return 0;\n}\n", "failed"),
-    ],
-    "HumanEval_8_sum_product": [
-        ("sum_product", "  return [numbers.reduce((a, b) => a + b, 0), numbers.reduce((a, b) => a * b, 1)];\n}\n",
-         "passed"),
-        ("sum_product wrong", "  return [0, 1];\n}\n", "failed"),
-    ],
-    "HumanEval_2_truncate_number": [
-        ("truncate_number", "  return number % 1.0;\n}\n", "passed"),
-        ("truncate_number exception", "  return number.nope();\n}\n", "error"),
-    ],
+    "HumanEval_23_strlen": {
+        "strlen": ("  return string.length;\n}\n", "passed"),
+        "strlen wrong": ("  return 0;\n}\n", "failed"),
+    },
+    "HumanEval_8_sum_product": {
+        "sum_product": ("  return [numbers.reduce((a, b) => a + b, 0), numbers.reduce((a, b) => a * b, 1)];\n}\n",
+            "passed"),
+        "sum_product wrong": ("  return [0, 1];\n}\n", "failed"),
+    },
+    "HumanEval_2_truncate_number": {
+        "truncate_number": ("  return number % 1.0;\n}\n", "passed"),
+        "truncate_number exception": ("  return number.nope();\n}\n", "error"),
+    },
 }
 
 STDIO_SOLUTION = (

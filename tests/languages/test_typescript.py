@@ -10,28 +10,28 @@ from tests.e2e.conftest import Stack
 from tests.languages import endtoend
 
 M_COMPLETIONS = {
-    "HumanEval_23_strlen": [
-        ("strlen", "  return string.length;\n}\n", "passed"),
-        ("wrong answer", "  return 0;\n}\n", "failed"),
+    "HumanEval_23_strlen": {
+        "strlen": ("  return string.length;\n}\n", "passed"),
+        "wrong answer": ("  return 0;\n}\n", "failed"),
         # MultiPL-E's harness runs tsc first: a program that does not type-check fails there.
-        ("type error", "  return string;\n}\n", "compile_error"),
-        ("syntax error", "  return (;\n}\n", "compile_error"),
-        ("runtime exception", "  throw new Error('boom');\n}\n", "error"),
-        ("infinite loop", "  while (true) { }\n}\n", "timeout"),
-        ("memory hog", "  const hog: number[][] = [];\n  while (true) hog.push(new Array(1 << 20).fill(1.5));\n}\n",
-         "memory"),
-        ("early process.exit(0)", "  (globalThis as any).process.exit(0);\n  return 0;\n}\n", "failed"),
-        ("top-level process.exit(0)", "  return 0;\n}\n(globalThis as any).process.exit(0);\n", "failed"),
-        ("console.assert replaced", "  return 0;\n}\n(console as any).assert = () => {};\n", "failed"),
-    ],
-    "HumanEval_8_sum_product": [
-        ("sum_product", "  return [numbers.reduce((a, b) => a + b, 0), numbers.reduce((a, b) => a * b, 1)];\n}\n",
-         "passed"),
-        ("sum_product wrong tuple type", "  return [0];\n}\n", "compile_error"),
-    ],
-    "HumanEval_2_truncate_number": [
-        ("truncate_number", "  return number % 1.0;\n}\n", "passed"),
-    ],
+        "type error": ("  return string;\n}\n", "compile_error"),
+        "syntax error": ("  return (;\n}\n", "compile_error"),
+        "runtime exception": ("  throw new Error('boom');\n}\n", "error"),
+        "infinite loop": ("  while (true) { }\n}\n", "timeout"),
+        "memory hog": ("  const hog: number[][] = [];\n  while (true) hog.push(new Array(1 << 20).fill(1.5));\n}\n",
+            "memory"),
+        "early process.exit(0)": ("  (globalThis as any).process.exit(0);\n  return 0;\n}\n", "failed"),
+        "top-level process.exit(0)": ("  return 0;\n}\n(globalThis as any).process.exit(0);\n", "failed"),
+        "console.assert replaced": ("  return 0;\n}\n(console as any).assert = () => {};\n", "failed"),
+    },
+    "HumanEval_8_sum_product": {
+        "sum_product": ("  return [numbers.reduce((a, b) => a + b, 0), numbers.reduce((a, b) => a * b, 1)];\n}\n",
+            "passed"),
+        "sum_product wrong tuple type": ("  return [0];\n}\n", "compile_error"),
+    },
+    "HumanEval_2_truncate_number": {
+        "truncate_number": ("  return number % 1.0;\n}\n", "passed"),
+    },
 }
 
 STDIO_SOLUTION = (

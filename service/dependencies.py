@@ -15,6 +15,7 @@ from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.database import session_scope
+from service.exceptions import InvalidInput
 from service.settings import Settings
 from service.settings import get_settings as _default_settings
 
@@ -54,3 +55,8 @@ def openapi_422(description: str, example: dict[str, Any] | None = None) -> dict
     if example is not None:
         media["example"] = example
     return {"description": description, "content": {"application/json": media}}
+
+
+def openapi_invalid_input(description: str, loc: list[str | int], msg: str, input_: Any) -> dict[str, Any]:
+    """A documented 422 whose example is exactly what the server answers for InvalidInput(loc, msg, input_)."""
+    return openapi_422(description, {"detail": InvalidInput(loc, msg, input_).detail})

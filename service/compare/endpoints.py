@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 from service.compare import service as compare_service
 from service.compare.schemas import Comparison
 from service.datasets.schemas import StorableStr
-from service.dependencies import SessionDep, openapi_422
+from service.dependencies import SessionDep, openapi_invalid_input
 from service.metrics.schemas import IntervalMethod
 from service.metrics.service import parse_ks
 from service.multirun import comparison_responses
@@ -24,19 +24,12 @@ MAX_ITEMS = 10_000
 
 _RESPONSES: dict[int | str, dict[str, Any]] = {
     **comparison_responses("No shared problem has finished in both runs yet"),
-    422: openapi_422(
+    422: openapi_invalid_input(
         "Different datasets without intersection=true, a k above the smallest n, or bad parameters",
-        {
-            "detail": [
-                {
-                    "type": "value_error",
-                    "loc": ["query", "intersection"],
-                    "msg": "the runs are on different datasets (…); pass intersection=true to compare them on the "
-                    "problems both datasets contain (same id, prompt and tests)",
-                    "input": False,
-                }
-            ]
-        },
+        ["query", "intersection"],
+        "the runs are on different datasets (…); pass intersection=true to compare them on the problems both "
+        "datasets contain (same id, prompt and tests)",
+        False,
     ),
 }
 

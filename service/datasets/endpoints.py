@@ -16,18 +16,12 @@ from service.datasets.schemas import (
     DatasetRead,
     LanguageRead,
 )
-from service.dependencies import SessionDep, SettingsDep, openapi_422, openapi_error
+from service.dependencies import SessionDep, SettingsDep, openapi_error, openapi_invalid_input
 from service.idempotency import IdempotencyKeyHeader
 
 router = APIRouter(prefix="/v1/datasets", tags=["datasets"])
 
 _NOT_FOUND = openapi_error("No such dataset", {"detail": "dataset 6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d not found"})
-_DUPLICATE = {
-    "type": "value_error",
-    "loc": ["body", "problems"],
-    "msg": "duplicate problem id(s): 'HumanEval/3'",
-    "input": ["HumanEval/3"],
-}
 
 
 @router.post(
@@ -44,9 +38,9 @@ _DUPLICATE = {
     responses={
         200: {"description": "A dataset with this name and digest already existed; it is returned", "model": DatasetRead},
         201: {"description": "Dataset created"},
-        422: openapi_422(
+        422: openapi_invalid_input(
             "Invalid problems: duplicate ids, missing fields, limits outside the server maxima",
-            {"detail": [_DUPLICATE]},
+            ["body", "problems"], "duplicate problem id(s): 'HumanEval/3'", ["HumanEval/3"],
         ),
     },
 )

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 
-from service.dependencies import SessionDep, openapi_422
+from service.dependencies import SessionDep, openapi_invalid_input
 from service.metrics import service as metrics_service
 from service.metrics.schemas import IntervalMethod, ProblemResults, RunMetrics
 from service.runs.endpoints import RUN_NOT_FOUND
@@ -35,19 +35,12 @@ KQuery = Annotated[
 
 _K_TOO_LARGE: dict[int | str, dict[str, Any]] = {
     **RUN_NOT_FOUND,
-    422: openapi_422(
+    422: openapi_invalid_input(
         "Bad parameters, or a k larger than some problem's number of samples",
-        {
-            "detail": [
-                {
-                    "type": "value_error",
-                    "loc": ["query", "k"],
-                    "msg": "k=100 exceeds the smallest number of samples per problem (n=20, e.g. problem "
-                    "'HumanEval/3'); choose k <= 20. Problems with n=20: HumanEval/3",
-                    "input": {"k": 100, "n_min": 20, "problem_ids": ["HumanEval/3"]},
-                }
-            ]
-        },
+        ["query", "k"],
+        "k=100 exceeds the smallest number of samples per problem (n=20, e.g. problem 'HumanEval/3'); choose k <= 20. "
+        "Problems with n=20: HumanEval/3",
+        {"k": 100, "n_min": 20, "problem_ids": ["HumanEval/3"]},
     ),
 }
 

@@ -16,7 +16,7 @@ from service import idempotency
 from service.datasets.schemas import StorableStr
 from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import event_stream, wait_for_run_end
-from service.dependencies import SessionDep, SettingsDep, commit_now, openapi_422, openapi_error
+from service.dependencies import SessionDep, SettingsDep, commit_now, openapi_422, openapi_error, openapi_invalid_input
 from service.exceptions import InvalidInput
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
@@ -28,12 +28,6 @@ router = APIRouter(prefix="/v1/runs", tags=["runs"])
 _RUN_ID = "0b7e8a9c-1d2e-4f30-8a1b-2c3d4e5f6a7b"
 RUN_NOT_FOUND: dict[int | str, dict[str, Any]] = {
     404: openapi_error("No such run", {"detail": f"run {_RUN_ID} not found"})
-}
-_UNKNOWN_PROBLEM = {
-    "type": "value_error",
-    "loc": ["body", "samples"],
-    "msg": "problem id(s) not in dataset 6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d: 'HumanEval/999'",
-    "input": ["HumanEval/999"],
 }
 _CREATE_EXAMPLES = {
     "humaneval": {
@@ -65,9 +59,10 @@ _CREATE_EXAMPLES = {
     ),
     responses={
         200: {"model": RunRead, "description": "With `?wait=`: the run ended within the wait"},
-        422: openapi_422(
+        422: openapi_invalid_input(
             "Unknown dataset_id or problem ids, too many samples, oversized completion, limits above the server maxima",
-            {"detail": [_UNKNOWN_PROBLEM]},
+            ["body", "samples"], "problem id(s) not in dataset 6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d: 'HumanEval/999'",
+            ["HumanEval/999"],
         ),
         429: QUEUE_FULL,
     },

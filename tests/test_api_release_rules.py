@@ -9,21 +9,14 @@ import numpy as np
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.release.schemas import SHIP_GATE_CLAUSES
 from tests.conftest import create_dataset
 from tests.test_api_run_figures import _run_with_metadata
 
 PROBLEMS = 200
 # Seed 004's rule: pass@1 must not drop by more than 1 point (lower bound of the paired interval),
 # cost per success must not rise more than 10 %, p95 latency under 2.5 s.
-SHIP_GATE: dict[str, Any] = {
-    "name": "ship-gate",
-    "description": "seed 004",
-    "clauses": [
-        {"metric": "pass_at_k", "k": 1, "limit": "max_drop", "threshold": 0.01},
-        {"metric": "cost_per_success", "limit": "max_relative_increase", "threshold": 0.10},
-        {"metric": "latency_p95_ms", "limit": "max", "threshold": 2500},
-    ],
-}
+SHIP_GATE: dict[str, Any] = {"name": "ship-gate", "description": "seed 004", "clauses": SHIP_GATE_CLAUSES}
 
 
 def _outcomes(base: list[int], wins: int, losses: int) -> list[int]:

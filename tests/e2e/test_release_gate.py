@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 from playwright.sync_api import Browser, BrowserContext, expect
 
+from service.release.schemas import SHIP_GATE_CLAUSES
 from tests.e2e.conftest import Stack, wait_for_run
 from tests.e2e.test_cli import passk
 from tests.e2e.test_dashboard import _console_errors, _new_context, browser, login, shot  # noqa: F401  (fixture)
+from tests.test_api_release_rules import _outcomes
 
 pytestmark = pytest.mark.slow
 
@@ -24,21 +26,8 @@ RULE = {
     "name": "e2e-ship-gate",
     "description": "seed 004: pass@1 must not drop by more than 1 point, cost per success must not rise more "
     "than 10 %, p95 latency under 2.5 s",
-    "clauses": [
-        {"metric": "pass_at_k", "k": 1, "limit": "max_drop", "threshold": 0.01},
-        {"metric": "cost_per_success", "limit": "max_relative_increase", "threshold": 0.10},
-        {"metric": "latency_p95_ms", "limit": "max", "threshold": 2500},
-    ],
+    "clauses": SHIP_GATE_CLAUSES,
 }
-
-
-def _flip(base: list[int], wins: int, losses: int) -> list[int]:
-    out = list(base)
-    for i in [i for i, o in enumerate(base) if o == 0][:wins]:
-        out[i] = 1
-    for i in [i for i, o in enumerate(base) if o == 1][:losses]:
-        out[i] = 0
-    return out
 
 
 def _samples(keys: list[str], outcomes: list[int], rng: np.random.Generator) -> list[dict[str, Any]]:
@@ -87,12 +76,12 @@ def gate(stack: Stack, client: httpx.Client) -> dict[str, Any]:
     response = client.post("/v1/release-rules", json=RULE)
     assert response.status_code in (200, 201), response.text
     candidates = {
-        "pass": submit("model-b-better", _flip(base_out, 6, 0)),
-        "fail": submit("model-b-worse", _flip(base_out, 0, 15)),
-        "not_enough_data": submit("model-b-same", _flip(base_out, 2, 2)),
+        "pass": submit("model-b-better", _outcomes(base_out, 6, 0)),
+        "fail": submit("model-b-worse", _outcomes(base_out, 0, 15)),
+        "not_enough_data": submit("model-b-same", _outcomes(base_out, 2, 2)),
     }
     # The base model at two more temperatures: a sweep for its run page.
-    sweep = [submit("model-a", _flip(base_out, 0, 8), 0.8), submit("model-a", _flip(base_out, 0, 16), 1.2)]
+    sweep = [submit("model-a", _outcomes(base_out, 0, 8), 0.8), submit("model-a", _outcomes(base_out, 0, 16), 1.2)]
     stack.start_worker(concurrency=2)
     try:
         runs = [wait_for_run(client, run["id"]) for run in (base, *candidates.values(), *sweep)]

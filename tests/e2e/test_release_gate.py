@@ -5,7 +5,6 @@ and the run page's cost, latency and calibration panels with the reliability dia
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -16,7 +15,7 @@ from playwright.sync_api import Browser, BrowserContext, expect
 from service.release.schemas import SHIP_GATE_CLAUSES
 from tests.e2e.conftest import Stack, wait_for_run
 from tests.e2e.test_cli import passk
-from tests.e2e.test_dashboard import _console_errors, _new_context, browser, login, shot  # noqa: F401  (fixture)
+from tests.e2e.test_dashboard import _console_errors, _new_context, browser, client, login, shot  # noqa: F401  (fixtures)
 from tests.test_api_release_rules import _outcomes
 
 pytestmark = pytest.mark.slow
@@ -44,12 +43,6 @@ def _samples(keys: list[str], outcomes: list[int], rng: np.random.Generator) -> 
         }
         for key, passes in zip(keys, outcomes, strict=True)
     ]
-
-
-@pytest.fixture(scope="module")
-def client(stack: Stack) -> Iterator[httpx.Client]:
-    with stack.client(timeout=300) as http:
-        yield http
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -130,12 +131,7 @@ class LocalStack:
 
     def stop_api(self) -> None:
         if self._api is not None:
-            self._api.terminate()
-            try:
-                self._api.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self._api.kill()
-                self._api.wait()
+            end_process(self._api, timeout_s=30)
             self._api = None
 
     def restart_api(self) -> None:
@@ -210,6 +206,16 @@ class LocalStack:
             except subprocess.TimeoutExpired:
                 proc.kill()
         self.workers.clear()
+
+
+def end_process(proc: subprocess.Popen, timeout_s: float, sig: int = signal.SIGTERM) -> None:
+    """Send `sig` (SIGTERM: a clean shutdown) and wait up to timeout_s for the process to end; then SIGKILL it."""
+    proc.send_signal(sig)
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def wait_for_run(client: httpx.Client, run_id: str, timeout_s: float = 600, poll_s: float = 0.5) -> dict:

@@ -27,7 +27,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from sandbox.container import LABEL_ROLE, ROLE_SANDBOX
-from passk_dev.localstack import LocalStack, wait_for_run
+from passk_dev.localstack import LocalStack, end_process, wait_for_run
 from tests.e2e.conftest import wait_until
 
 pytestmark = pytest.mark.slow
@@ -82,12 +82,7 @@ class PrivateEngine:
         """A clean shutdown (SIGTERM, as `systemctl stop docker`), or with crash=True a SIGKILL."""
         if self.process is None:
             return
-        self.process.send_signal(signal.SIGKILL if crash else signal.SIGTERM)
-        try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        end_process(self.process, 60, signal.SIGKILL if crash else signal.SIGTERM)
         self.process = None
 
     def restart(self, down_s: float = 1.0, crash: bool = False) -> None:

@@ -115,18 +115,18 @@ ending AS (
         AND NOT EXISTS (
             SELECT FROM samples s
             WHERE s.run_id = p.run_id AND s.state = '{SampleState.LEASED}' AND s.id <> ALL(p.finished)
-        ) AS ends,
-        coalesce(p.ran_now, false) OR EXISTS (
-            SELECT FROM samples s
-            WHERE s.run_id = p.run_id AND s.state = '{SampleState.DONE}' AND s.verdict <> '{Verdict.SANDBOX_ERROR}'
-        ) AS ran
+        ) AS ends
     FROM per_run p
 ),
 bumped AS (
     UPDATE runs r SET
         events = r.events + e.n,
-        status = CASE WHEN e.ends THEN (CASE WHEN e.ran THEN '{RunState.COMPLETED}' ELSE '{RunState.FAILED}' END)
-                 ELSE r.status END,
+        -- (CASE is lazy: a run's done samples are only searched for a passing one when the run ends)
+        status = CASE WHEN NOT e.ends THEN r.status
+                 WHEN e.ran_now OR EXISTS (
+                     SELECT FROM samples s
+                     WHERE s.run_id = r.id AND s.state = '{SampleState.DONE}' AND s.verdict <> '{Verdict.SANDBOX_ERROR}'
+                 ) THEN '{RunState.COMPLETED}' ELSE '{RunState.FAILED}' END,
         finished_at = CASE WHEN e.ends THEN now() ELSE r.finished_at END,
         callback_state = CASE WHEN e.ends AND r.callback_url IS NOT NULL THEN '{CallbackState.PENDING}'
                          WHEN e.ends THEN NULL ELSE r.callback_state END

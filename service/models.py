@@ -161,8 +161,8 @@ class Sample(Base):
         CheckConstraint(f"({_is('state', SampleState.DONE)}) = (verdict IS NOT NULL)", name="done_has_verdict"),
         # Progress, metrics and per-problem listings read everything through this index.
         Index("ix_samples_run_problem", "run_id", "problem_id", postgresql_include=["state", "verdict"]),
-        # The queue: claimable rows only, so the index stays small however large the table grows.
-        Index("ix_samples_queued", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
+        # The queue: claimable rows only, so the indexes stay small however large the table grows (migration
+        # 0011 dropped the one on id alone, which the planner took for a run's first sample).
         Index("ix_samples_queued_group", "run_id", "problem_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
         Index("ix_samples_leased", "lease_expires_at", postgresql_where=text(_is("state", SampleState.LEASED))),
         # Migration 0008: queued work by run and by problem (the claim), and a run's events in order.

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from types import SimpleNamespace
 
-from sqlalchemy import Interval, Row, and_, bindparam, case, func, or_, select, true, update
+from sqlalchemy import UUID, Interval, Row, and_, any_, bindparam, case, func, select, true, union_all, update
+from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.orm import Session
 
 from sandbox.verdicts import Verdict
@@ -62,20 +63,20 @@ def _candidate_runs():
     """Which runs to serve first: the preferred priority, then the API key holding the fewest leased samples
     (keys share the workers at equal priority), then the oldest run. No locks: _CLAIM locks what it takes."""
     held, holder = samples.alias("l"), runs.alias("k")
+    # Counted once per claim for every key (one pass over the leased samples' partial index), not once per run.
     leased_by_key = (
-        select(func.count())
+        select(holder.c.api_key_id, func.count().label("leased"))
         .select_from(held.join(holder, holder.c.id == held.c.run_id))
-        .where(
-            held.c.state == fixed(SampleState.LEASED), holder.c.status.in_(fixed(ACTIVE_RUN_STATES)),
-            holder.c.api_key_id.is_not_distinct_from(runs.c.api_key_id),
-        )
-        .scalar_subquery()
+        .where(held.c.state == fixed(SampleState.LEASED), holder.c.status.in_(fixed(ACTIVE_RUN_STATES)))
+        .group_by(holder.c.api_key_id)
+        .subquery("leased_by_key")
     )
     has_queued = select(1).where(samples.c.run_id == runs.c.id, samples.c.state == fixed(SampleState.QUEUED)).exists()
     return (
         select(runs.c.id)
+        .select_from(runs.outerjoin(leased_by_key, leased_by_key.c.api_key_id.is_not_distinct_from(runs.c.api_key_id)))
         .where(runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), has_queued)
-        .order_by(runs.c.priority != bindparam("first"), leased_by_key, runs.c.created_at, runs.c.id)
+        .order_by(runs.c.priority != bindparam("first"), func.coalesce(leased_by_key.c.leased, 0), runs.c.created_at, runs.c.id)
         .limit(8)
     )
 
@@ -91,8 +92,11 @@ def _claim():
             runs.c.compile_time_limit_s, runs.c.compile_memory_mb,
         )
         .select_from(samples.join(runs, runs.c.id == samples.c.run_id))
-        .where(samples.c.state == fixed(SampleState.QUEUED), samples.c.run_id == bindparam("head_run"))
-        .order_by(samples.c.id)
+        # The run's first queued sample, walking ix_samples_queued_run in its order: `= ANY(ARRAY[run])` rather
+        # than `= run`, which would let the planner walk the primary key instead, filtering every queued sample
+        # of the runs before this one (it assumes them spread evenly over the ids, and they are not).
+        .where(samples.c.state == fixed(SampleState.QUEUED), samples.c.run_id == any_(array([bindparam("head_run", type_=UUID)])))
+        .order_by(samples.c.run_id, samples.c.id)
         .limit(1)
         .with_for_update(of=samples, skip_locked=True)
         .cte("head")
@@ -103,18 +107,30 @@ def _claim():
         runs.c.compile_time_limit_s.is_not_distinct_from(head.c.compile_time_limit_s),
         runs.c.compile_memory_mb.is_not_distinct_from(head.c.compile_memory_mb),
     )
-    picked = (
+    # The head run's samples of that problem first (ix_samples_queued_group, in id order), then, only if the
+    # batch is not full, other runs' (ix_samples_queued_problem): two index scans that stop at the batch size,
+    # rather than sorting every queued sample of the problem across runs on each claim.
+    # Ordered as the indexes are (the run and the problem are constants), so that the planner walks them.
+    queued = samples.c.state == fixed(SampleState.QUEUED)
+    problem = select(head.c.problem_id).scalar_subquery()
+    head_rows = (
         select(samples.c.id)
-        .select_from(samples.join(runs, runs.c.id == samples.c.run_id).join(head, true()))
-        .where(
-            samples.c.state == fixed(SampleState.QUEUED), samples.c.problem_id == head.c.problem_id,
-            or_(samples.c.run_id == head.c.run_id, same_limits),
-        )
-        .order_by(samples.c.run_id != head.c.run_id, samples.c.id)
+        .where(queued, samples.c.run_id == bindparam("head_run"), samples.c.problem_id == problem)
+        .order_by(samples.c.run_id, samples.c.problem_id, samples.c.id)
         .limit(bindparam("limit"))
         .with_for_update(of=samples, skip_locked=True)
-        .cte("picked")
+        .cte("head_rows")
     )
+    others = (
+        select(samples.c.id)
+        .select_from(samples.join(runs, runs.c.id == samples.c.run_id).join(head, true()))
+        .where(queued, samples.c.problem_id == problem, samples.c.run_id != head.c.run_id, same_limits)
+        .order_by(samples.c.problem_id, samples.c.id)
+        .limit(bindparam("limit") - select(func.count()).select_from(head_rows).scalar_subquery())
+        .with_for_update(of=samples, skip_locked=True)
+        .cte("others")
+    )
+    picked = union_all(select(head_rows.c.id), select(others.c.id)).cte("picked")
     run_status = select(runs.c.status).where(runs.c.id == samples.c.run_id).scalar_subquery()
     return (
         update(samples)
@@ -266,33 +282,27 @@ def release_cancelled(session: Session, owner: str, sample_ids: Collection[int])
     A claim can hold samples of several runs (same problem and limits): only those of a cancelled run end
     `cancelled`; the others go back to the queue, their attempt not counted.
     """
-    if not sample_ids:
-        return 0
-    lock_runs_of(session, sample_ids)
-    return session.execute(
-        update(samples)
-        .where(samples.c.id.in_(sorted(sample_ids)), *leased_by(owner))
-        .values(
-            state=requeued_state(),
-            detail=case((run_cancelled, "the run was cancelled before this sample ran")),
-            attempts=case((run_cancelled, samples.c.attempts), else_=func.greatest(samples.c.attempts - 1, 0)),
-            lease_owner=None, lease_expires_at=None,
-        )
-    ).rowcount
+    return _give_back(
+        session, owner, sample_ids,
+        detail=case((run_cancelled, "the run was cancelled before this sample ran")),
+        attempts=case((run_cancelled, samples.c.attempts), else_=func.greatest(samples.c.attempts - 1, 0)),
+    )
 
 
 def requeue(session: Session, owner: str, sample_ids: Collection[int]) -> int:
     """Leased samples this worker gives back unrun (it is stopping): queued again, the attempt not counted."""
+    return _give_back(session, owner, sample_ids, attempts=func.greatest(samples.c.attempts - 1, 0))
+
+
+def _give_back(session: Session, owner: str, sample_ids: Collection[int], **values) -> int:
+    """Leased samples back to the queue (`cancelled` where their run was), lease-guarded, their runs locked first."""
     if not sample_ids:
         return 0
     lock_runs_of(session, sample_ids)
     return session.execute(
         update(samples)
         .where(samples.c.id.in_(sorted(sample_ids)), *leased_by(owner))
-        .values(
-            state=requeued_state(), attempts=func.greatest(samples.c.attempts - 1, 0),
-            lease_owner=None, lease_expires_at=None,
-        )
+        .values(state=requeued_state(), lease_owner=None, lease_expires_at=None, **values)
     ).rowcount
 
 

@@ -7,11 +7,12 @@ then waits for its samples) never deadlocks against a worker.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
-from sqlalchemy import String, bindparam, case, exists, func, literal_column, or_, select, tuple_, update
+from sqlalchemy import String, case, exists, func, literal_column, or_, select, text, tuple_, update
 from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
@@ -71,21 +72,93 @@ def notify(session: Session, channel: str, payload: str = "") -> None:
     session.execute(select(func.pg_notify(channel, payload)))
 
 
-_FINISH = (
-    update(samples)
-    .where(samples.c.id == bindparam("b_id"), *leased_by(bindparam("owner")))
-    .values(
-        state=SampleState.DONE, finished_at=func.now(), lease_owner=None, lease_expires_at=None,
-        cached=bindparam("cached"), rerun=bindparam("rerun"), failure=bindparam("failure", type_=samples.c.failure.type),
-        **{name: bindparam(name, type_=samples.c[name].type) for name in OUTCOME_COLUMNS},
-    )
+def _record_statement():
+    """Everything a record does once its runs are locked, in one statement (one round trip while the run rows
+    are held): finish the samples (lease-guarded) and number them in id order after the run's last event,
+    put the retried ones back in the queue, bump each run's event count and end the runs with nothing left,
+    then notify (sent at commit). It runs after lock_runs, so its snapshot already holds every record of
+    these runs committed before (the checks below see them); its own samples are still `leased` in that
+    snapshot, hence `id <> ALL(finished)` in the end-of-run check."""
+    active = ", ".join(f"'{state}'" for state in ACTIVE_RUN_STATES)
+    columns = ", ".join(f"{name} = m.{name}" for name in (*OUTCOME_COLUMNS, "cached", "rerun"))
+    return text(f"""
+WITH o AS (
+    SELECT * FROM unnest(
+        CAST(:ids AS bigint[]), CAST(:retry AS text[]), CAST(:verdict AS text[]), CAST(:detail AS text[]),
+        CAST(:failure AS text[]), CAST(:exit_code AS integer[]), CAST(:signal AS integer[]),
+        CAST(:duration_ms AS double precision[]), CAST(:cpu_ms AS double precision[]), CAST(:stdout AS text[]),
+        CAST(:stderr AS text[]), CAST(:stdout_truncated AS boolean[]), CAST(:stderr_truncated AS boolean[]),
+        CAST(:cached AS boolean[]), CAST(:rerun AS boolean[])
+    ) AS o(id, retry, verdict, detail, failure, exit_code, signal, duration_ms, cpu_ms, stdout, stderr,
+           stdout_truncated, stderr_truncated, cached, rerun)
+),
+mine AS (
+    SELECT o.*, s.run_id, s.event IS NULL AND o.retry IS NULL AS numbered
+    FROM o JOIN samples s ON s.id = o.id
+    WHERE s.state = '{SampleState.LEASED}' AND s.lease_owner = :owner
+),
+ranked AS (
+    SELECT mine.*, row_number() OVER (PARTITION BY run_id, numbered ORDER BY id) AS k FROM mine
+),
+per_run AS (
+    SELECT r.id AS run_id, r.status IN ({active}) AS active,
+        count(*) FILTER (WHERE m.numbered) AS n,
+        coalesce(array_agg(m.id) FILTER (WHERE m.retry IS NULL), '{{}}') AS finished,
+        bool_or(m.retry IS NULL AND m.verdict <> '{Verdict.SANDBOX_ERROR}') AS ran_now
+    FROM runs r LEFT JOIN mine m ON m.run_id = r.id
+    WHERE r.id = ANY(CAST(:run_ids AS uuid[]))
+    GROUP BY r.id
+),
+ending AS (
+    SELECT p.*, p.active
+        AND NOT EXISTS (SELECT FROM samples s WHERE s.run_id = p.run_id AND s.state = '{SampleState.QUEUED}')
+        AND NOT EXISTS (
+            SELECT FROM samples s
+            WHERE s.run_id = p.run_id AND s.state = '{SampleState.LEASED}' AND s.id <> ALL(p.finished)
+        ) AS ends
+    FROM per_run p
+),
+bumped AS (
+    UPDATE runs r SET
+        events = r.events + e.n,
+        -- (CASE is lazy: a run's done samples are only searched for a passing one when the run ends)
+        status = CASE WHEN NOT e.ends THEN r.status
+                 WHEN e.ran_now OR EXISTS (
+                     SELECT FROM samples s
+                     WHERE s.run_id = r.id AND s.state = '{SampleState.DONE}' AND s.verdict <> '{Verdict.SANDBOX_ERROR}'
+                 ) THEN '{RunState.COMPLETED}' ELSE '{RunState.FAILED}' END,
+        finished_at = CASE WHEN e.ends THEN now() ELSE r.finished_at END,
+        callback_state = CASE WHEN e.ends AND r.callback_url IS NOT NULL THEN '{CallbackState.PENDING}'
+                         WHEN e.ends THEN NULL ELSE r.callback_state END
+    FROM ending e
+    WHERE r.id = e.run_id AND (e.n > 0 OR e.ends)
+    RETURNING r.id, r.events - e.n AS base, e.n, e.ends, r.callback_url
+),
+finished AS (
+    UPDATE samples s SET
+        state = '{SampleState.DONE}', finished_at = now(), lease_owner = NULL, lease_expires_at = NULL,
+        failure = CAST(m.failure AS jsonb), {columns},
+        event = CASE WHEN m.numbered THEN b.base + m.k ELSE s.event END
+    FROM ranked m LEFT JOIN bumped b ON b.id = m.run_id
+    WHERE s.id = m.id AND m.retry IS NULL AND s.state = '{SampleState.LEASED}' AND s.lease_owner = :owner
+),
+retried AS (
+    UPDATE samples s SET
+        state = CASE WHEN EXISTS (SELECT FROM runs r WHERE r.id = s.run_id AND r.status = '{RunState.CANCELLED}')
+                THEN '{SampleState.CANCELLED}' ELSE '{SampleState.QUEUED}' END,
+        detail = m.retry, lease_owner = NULL, lease_expires_at = NULL
+    FROM mine m
+    WHERE s.id = m.id AND m.retry IS NOT NULL AND s.state = '{SampleState.LEASED}' AND s.lease_owner = :owner
 )
+SELECT pg_notify(channel, payload) FROM (
+    SELECT '{EVENTS_CHANNEL}', CAST(id AS text) FROM bumped
+    UNION SELECT '{CALLBACKS_CHANNEL}', '' FROM bumped WHERE ends AND callback_url IS NOT NULL
+) AS sent(channel, payload)
+""")
 
-_RETRY = (
-    update(samples)
-    .where(samples.c.id == bindparam("b_id"), *leased_by(bindparam("owner")))
-    .values(state=requeued_state(), detail=bindparam("detail"), lease_owner=None, lease_expires_at=None)
-)
+
+_RECORD = _record_statement()
+_RECORDED = ("ids", "retry", *OUTCOME_COLUMNS, "failure", "cached", "rerun")
 
 
 def record_outcomes(
@@ -97,35 +170,28 @@ def record_outcomes(
     cached_ids: Collection[int] = (),
     rerun_ids: Collection[int] = (),
 ) -> None:
-    """Store verdicts (and new cache entries); a sandbox_error with attempts left goes back to the queue."""
-    lock_runs(session, {sample.run_id for sample in claimed})
-    finish, retry = [], []
-    finished: list[ClaimedSample] = []
+    """Store verdicts (and new cache entries); a sandbox_error with attempts left goes back to the queue.
+
+    Two statements while the runs' rows are held: lock_runs, then _RECORD (plus the cache's insert when there
+    are new entries); records of one run are serial, so everything else is prepared before the lock."""
+    columns: dict[str, list] = {name: [] for name in _RECORDED}
     fresh: dict[str, Outcome] = {}
     for sample, outcome in zip(claimed, outcomes, strict=True):
-        if outcome.verdict is Verdict.SANDBOX_ERROR and sample.attempts < max_attempts:
-            retry.append({"b_id": sample.id, "owner": owner, "detail": f"retrying after: {outcome.detail}"})
-            continue
-        finished.append(sample)
-        finish.append(
-            {
-                "b_id": sample.id,
-                "owner": owner,
-                "cached": sample.id in cached_ids,
-                "rerun": sample.id in rerun_ids,
-                **outcome_values(outcome),
-            }
-        )
-        if sample.cache_key and sample.id not in cached_ids and cacheable(outcome):
+        values = outcome_values(outcome)
+        retrying = outcome.verdict is Verdict.SANDBOX_ERROR and sample.attempts < max_attempts
+        values["failure"] = None if values["failure"] is None else json.dumps(values["failure"])
+        values.update(ids=sample.id, cached=sample.id in cached_ids, rerun=sample.id in rerun_ids,
+                      retry=f"retrying after: {outcome.detail}" if retrying else None)
+        for name in _RECORDED:
+            columns[name].append(values[name])
+        if not retrying and sample.cache_key and sample.id not in cached_ids and cacheable(outcome):
             fresh[sample.cache_key] = outcome
-    if finish:
-        session.execute(_FINISH, finish)
-    if retry:
-        session.execute(_RETRY, retry)
+    run_ids = sorted({sample.run_id for sample in claimed})
+    if not run_ids:
+        return
+    lock_runs(session, run_ids)
+    session.execute(_RECORD, {**columns, "owner": owner, "run_ids": run_ids})
     store_cache(session, fresh)
-    for run_id in {sample.run_id for sample in claimed}:
-        number_events(session, run_id, [sample.id for sample in finished if sample.run_id == run_id])
-        finish_run_if_done(session, run_id)
 
 
 def number_events(session: Session, run_id: uuid.UUID, sample_ids: Collection[int]) -> None:

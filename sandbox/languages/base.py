@@ -52,6 +52,12 @@ class Language:
     # argv run in the scratch directory to build the program, or None (interpreted). Part of the
     # compile-cache key, with the source bytes and the toolchain version.
     compile: tuple[str, ...] | None = None
+    # Precompiled headers (sandbox/runtime/native.py): which of a source's lines (indices) form its header,
+    # and the argv that precompiles `passk_pch.h` into `passk_pch.h.gch` with the compile's own flags.
+    header_lines: Callable[[str], list[int]] | None = None
+    precompile: tuple[str, ...] = ()
+    # Bytes of the per-container compile cache this language wants (0: the sandbox's default).
+    compile_cache_bytes: int = 0
     # argv that runs the program (the tests of a self-checking program; the solution for stdio).
     run: tuple[str, ...] = ()
     # argv whose output's first line is the toolchain version (probed once per image).

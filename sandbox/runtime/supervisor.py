@@ -56,7 +56,7 @@ import traceback  # noqa: F401  (the judges print tracebacks)
 import typing  # noqa: F401
 
 from . import candidate, driver, native, process, trusted_tests, zygote
-from .streams import READ_CHUNK, Capture, HostGone, drain, tree_cpu
+from .streams import Capture, HostGone, drain, read_ready, tree_cpu
 from .trusted_tests import SPAWN_FD, CandidateEnded
 from .zygote import SpawnFailed
 
@@ -301,12 +301,7 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
                 _end_everything(box)
                 raise HostGone
             if fd in open_fds:
-                chunk = os.read(fd, READ_CHUNK)
-                if chunk:
-                    captures[fd].add(chunk)
-                else:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
+                read_ready(fd, captures, poller, open_fds)
         for reaped, raw_status, raw_usage in process.reap():
             if reaped == pid:
                 status, usage = raw_status, raw_usage

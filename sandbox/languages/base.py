@@ -34,6 +34,12 @@ def _humaneval_x(prompt: str, declaration: str, completion: str, test: str) -> s
     return prompt + completion + "\n" + test
 
 
+def own_heap(run_memory_flags: Callable[[int], tuple[str, ...]], pids: int = 64) -> dict:
+    """Language(**own_heap(...)) for runtimes that reserve far more address space than they use (JVM, node,
+    Go): no RLIMIT_AS (they would fail at start); their own heap flags and the memory cgroup hold memory."""
+    return {"limit_address_space": False, "run_memory_flags": run_memory_flags, "pids": pids}
+
+
 @dataclass(frozen=True)
 class Language:
     name: str  # "cpp": the value of a dataset's `language`

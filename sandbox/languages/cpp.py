@@ -77,6 +77,7 @@ LANGUAGE = Language(
     # OpenSSL for CPP/162 (md5), Boost headers for CPP/22 and CPP/137 (boost::any).
     packages=("g++", "libssl-dev", "libboost-dev"),
     source_file="main.cpp",
+    tests_program=tests_program,
     # -Winvalid-pch: g++ says when it could not use the precompiled header (native.py counts it).
     compile=("g++", *_FLAGS, "-Winvalid-pch", "-o", "main", "main.cpp", "-lcrypto", "-lssl"),
     header_lines=header_lines,
@@ -87,7 +88,6 @@ LANGUAGE = Language(
     version=("g++", "--version"),
     compile_time_limit_s=20.0,
     compile_memory_bytes=1024 * MB,
-    tests_program=tests_program,
     stderr_verdicts=(
         (r"std::bad_alloc", "memory"),
         (r"Assertion .* failed", "failed"),

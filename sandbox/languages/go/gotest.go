@@ -104,6 +104,14 @@ func main() {
 	if strings.HasSuffix(f.Name.Name, "_test") {
 		fallback("external test package")
 	}
+	// Build constraints (which the go command applies and the compiler does not see).
+	for _, group := range f.Comments {
+		for _, comment := range group.List {
+			if strings.HasPrefix(comment.Text, "//go:build") || strings.HasPrefix(comment.Text, "// +build") {
+				fallback("build constraint")
+			}
+		}
+	}
 	// The packages this image holds compiled.
 	known := map[string]bool{}
 	var cfg []string

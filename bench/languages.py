@@ -191,14 +191,19 @@ def main() -> None:
 
 
 def compile_stats(log: str) -> str:
-    """Sum of the worker threads' 'compiles=N compile_hits=M' lines (logged when they stop)."""
-    compiles = hits = 0
+    """Sum of the worker threads' 'compiles=N compile_hits=M pch_builds=...' lines (logged when they stop)."""
+    names = ("compiles", "compile_hits", "pch_builds", "pch_hits", "pch_rejected")
+    total = dict.fromkeys(names, 0)
     for line in log.splitlines():
         if "compile_hits=" in line:
             fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
-            compiles += int(fields.get("compiles", 0))
-            hits += int(fields.get("compile_hits", 0))
-    return f"{compiles} compiles, {hits} from the cache"
+            for name in names:
+                total[name] += int(fields.get(name, 0))
+    text = f"{total['compiles']} compiles, {total['compile_hits']} from the cache"
+    if total["pch_builds"] or total["pch_hits"] or total["pch_rejected"]:
+        text += (f"; precompiled headers: {total['pch_builds']} built, {total['pch_hits']} reused,"
+                 f" {total['pch_rejected']} rejected by the compiler")
+    return text
 
 
 if __name__ == "__main__":

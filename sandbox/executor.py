@@ -88,6 +88,8 @@ class Outcome:
     # Compiled languages: whether the compile came from the container's compile cache, and how long it took.
     compile_cached: bool | None = None
     compile_ms: float | None = None
+    # How a precompiled header served the compile: "hit", "built", "rejected" (by g++), or None (not used).
+    pch: str | None = None
 
     @classmethod
     def from_supervisor(cls, message: dict[str, Any]) -> Outcome:
@@ -107,6 +109,7 @@ class Outcome:
             timeout_kind=message.get("timeout_kind"),
             compile_cached=message.get("compile_cached"),
             compile_ms=message.get("compile_ms"),
+            pch=message.get("pch"),
         )
 
 
@@ -123,7 +126,8 @@ class SandboxSettings:
     # How often one program may break a container before it is given up as our fault.
     max_breaks_per_job: int = 2
     stats: dict[str, int] = field(
-        default_factory=lambda: {"containers": 0, "retired": 0, "broken": 0, "compiles": 0, "compile_hits": 0}
+        default_factory=lambda: {"containers": 0, "retired": 0, "broken": 0, "compiles": 0, "compile_hits": 0,
+                                 "pch_builds": 0, "pch_hits": 0, "pch_rejected": 0}
     )
     # The image of a language other than Python (built on demand); None: every job runs in `image`.
     images: Callable[[str], str] | None = None
@@ -219,7 +223,8 @@ class Sandbox:
             image=image, memory_bytes=job.container_memory_bytes, cpus=cfg.cpus,
             pids=max(cfg.pids, int((job.native or {}).get("pids") or 0)),
             scratch_bytes=cfg.scratch_bytes, owner=cfg.owner,
-            exec_scratch=job.native is not None, cache_bytes=cfg.compile_cache_bytes if compiled else 0,
+            exec_scratch=job.native is not None,
+            cache_bytes=max(cfg.compile_cache_bytes, int((job.native or {}).get("cache_bytes") or 0)) if compiled else 0,
             cpu_shares=cfg.cpu_shares,
         )
         current = self._container
@@ -270,6 +275,9 @@ class Sandbox:
             if outcome.compile_cached is not None:
                 cfg.stats["compiles"] += 1
                 cfg.stats["compile_hits"] += int(outcome.compile_cached)
+            if outcome.pch is not None:
+                key = {"hit": "pch_hits", "built": "pch_builds"}.get(outcome.pch, "pch_rejected")
+                cfg.stats[key] = cfg.stats.get(key, 0) + 1
             outcomes[message["id"]] = outcome
         message = container.read_message(time.monotonic() + HOST_GRACE_S)
         if message.get("type") == "retire":

@@ -140,11 +140,23 @@ def _pull_or_none(client: docker.DockerClient, name: str) -> str | None:
 # ------------------------------------------------------------------ one image per language
 
 LANGUAGE_DOCKERFILE = CONTEXT_DIR / "language" / "Dockerfile"
+# The line of the sandbox's Dockerfile before which a language's toolchain layers go.
+RUNTIME_LAYERS = "COPY runtime/"
 _versions: dict[str, str] = {}
 
 
 # Where downloaded .deb files (and npm tarballs, beside it) are cached; the service passes Settings.deb_cache.
 DEFAULT_DEB_CACHE = Path.home() / ".cache" / "passk" / "debs"
+
+
+def language_dockerfile() -> str:
+    """A language image's Dockerfile: the sandbox's (users, runtime, entry point), with the toolchain's layers
+    (sandbox/image/language/Dockerfile) inserted before the runtime's. The toolchain layers then depend on the
+    base and the language only, so a change to sandbox/runtime rebuilds only the last layers: Docker's build
+    cache keeps the toolchain's."""
+    sandbox = (CONTEXT_DIR / "Dockerfile").read_text()
+    at = sandbox.index("\n" + RUNTIME_LAYERS) + 1
+    return sandbox[:at] + LANGUAGE_DOCKERFILE.read_text() + "\n" + sandbox[at:]
 
 
 def language_tag(base_image: str, language: Any) -> str:
@@ -153,7 +165,7 @@ def language_tag(base_image: str, language: Any) -> str:
     digest = hashlib.sha256(context_digest(base_image).encode())
     digest.update(json.dumps([language.name, language.packages, language.npm_packages, language.image_setup,
                               language.context_files]).encode())
-    digest.update(LANGUAGE_DOCKERFILE.read_bytes())
+    digest.update(language_dockerfile().encode())
     for repo_path, _ in language.context_files:
         digest.update(_file_bytes(REPO_ROOT / repo_path))
     return f"{SANDBOX_REPOSITORY}-{language.name}:{digest.hexdigest()[:16]}"
@@ -234,26 +246,37 @@ def build_language_image(client: docker.DockerClient, language: Any, base_image:
     tag = language_tag(base, language)
     if image_exists(client, tag):
         return tag
-    sandbox = build_sandbox_image(client, base)
     cache = deb_cache or DEFAULT_DEB_CACHE
     debs = download_debs(client, base, language.packages, cache) if language.packages else None
     npm = npm_tarballs(language.npm_packages, cache) if language.npm_packages else None
     log.warning("building %s image %s (offline)", language.name, tag)
     setup = " && ".join(language.image_setup) if language.image_setup else "true"
     buffer = io.BytesIO()
+    dockerfile = language_dockerfile().encode()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
-        archive.add(LANGUAGE_DOCKERFILE, arcname="Dockerfile")
+        info = tarfile.TarInfo("Dockerfile")
+        info.size, info.mode = len(dockerfile), 0o644
+        archive.addfile(info, io.BytesIO(dockerfile))
+        for name, path in context_files():
+            if name.startswith("runtime/"):
+                archive.add(path, arcname=name, filter=_reproducible)
         _add_dir(archive, "debs", debs, "*.deb")
         _add_dir(archive, "npm", npm, "*.tgz")
         _add_dir(archive, "context", None, "")
         for repo_path, context_path in language.context_files:
-            archive.add(REPO_ROOT / repo_path, arcname=f"context/{context_path}")
+            archive.add(REPO_ROOT / repo_path, arcname=f"context/{context_path}", filter=_reproducible)
     buffer.seek(0)
     client.images.build(
         fileobj=buffer, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False, network_mode="none",
-        buildargs={"SANDBOX_IMAGE": sandbox, "SETUP": setup},
+        buildargs={"BASE_IMAGE": base, "SETUP": setup},
     )
     return tag
+
+
+def _reproducible(info: tarfile.TarInfo) -> tarfile.TarInfo:
+    """Build-context entries whose metadata depends on their content only (Docker's cache compares both)."""
+    info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+    return info
 
 
 def _add_dir(archive: tarfile.TarFile, name: str, source: Path | None, pattern: str) -> None:
@@ -262,7 +285,7 @@ def _add_dir(archive: tarfile.TarFile, name: str, source: Path | None, pattern: 
     archive.addfile(info)
     if source is not None:
         for path in sorted(source.glob(pattern)):
-            archive.add(path, arcname=f"{name}/{path.name}")
+            archive.add(path, arcname=f"{name}/{path.name}", filter=_reproducible)
 
 
 def ensure_language_image(client: docker.DockerClient, language: Any, base_image: str | None = None,

@@ -34,6 +34,12 @@ def _humaneval_x(prompt: str, declaration: str, completion: str, test: str) -> s
     return prompt + completion + "\n" + test
 
 
+def own_heap(run_memory_flags: Callable[[int], tuple[str, ...]], pids: int = 64) -> dict:
+    """Language(**own_heap(...)) for runtimes that reserve far more address space than they use (JVM, node,
+    Go): no RLIMIT_AS (they would fail at start); their own heap flags and the memory cgroup hold memory."""
+    return {"limit_address_space": False, "run_memory_flags": run_memory_flags, "pids": pids}
+
+
 @dataclass(frozen=True)
 class Language:
     name: str  # "cpp": the value of a dataset's `language`
@@ -52,6 +58,12 @@ class Language:
     # argv run in the scratch directory to build the program, or None (interpreted). Part of the
     # compile-cache key, with the source bytes and the toolchain version.
     compile: tuple[str, ...] | None = None
+    # Precompiled headers (sandbox/runtime/native.py): which of a source's lines (indices) form its header,
+    # and the argv that precompiles `passk_pch.h` into `passk_pch.h.gch` with the compile's own flags.
+    header_lines: Callable[[str], list[int]] | None = None
+    precompile: tuple[str, ...] = ()
+    # Bytes of the per-container compile cache this language wants (0: the sandbox's default).
+    compile_cache_bytes: int = 0
     # argv that runs the program (the tests of a self-checking program; the solution for stdio).
     run: tuple[str, ...] = ()
     # argv whose output's first line is the toolchain version (probed once per image).

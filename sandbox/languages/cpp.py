@@ -1,5 +1,7 @@
 """C++: g++ from Debian bookworm (GCC 12), with OpenSSL and the Boost headers HumanEval-X uses."""
 
+import re
+
 from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language
 
 # Before the program: the tests' `main` becomes an ordinary function (only <cstdio> and <cstdlib> are added:
@@ -28,18 +30,64 @@ def tests_program(text: str) -> str:
     return _PRELUDE + text + _EPILOGUE
 
 
+# The precompiled header (sandbox/runtime/native.py): the program's leading `#include <...>` lines, the
+# prelude's `#define main`, and `using namespace std;`, in their order. Between them only blank lines and
+# whole comments may stand (a comment is whitespace to the compiler, so the token sequence is unchanged when
+# those lines move, in order, to a header included first); the scan stops at the first other line, at a
+# line ending in a backslash (a continuation), and at a comment with code after it. Only <...> names made of
+# ordinary characters: never a quoted include (the program's directory), an absolute path or "..".
+_INCLUDE = re.compile(r"[ \t]*#[ \t]*include[ \t]*<[\w+-][\w./+-]*>[ \t\r]*")
+_USING_STD = re.compile(r"[ \t]*using[ \t]+namespace[ \t]+std[ \t]*;[ \t\r]*")
+_MAIN_DEFINE = "#define main passk_tests_main"
+
+
+def header_lines(source: str) -> list[int]:
+    """Indices of the source's lines that form its precompiled header (none: no header)."""
+    picked: list[int] = []
+    includes = 0
+    in_comment = False
+    for index, line in enumerate(source.split("\n")):
+        if line.rstrip().endswith("\\") or "??/" in line:
+            break
+        stripped = line.strip()
+        if in_comment or stripped.startswith("/*"):
+            start = 0 if in_comment else stripped.index("/*") + 2
+            end = stripped.find("*/", start)
+            in_comment = end < 0
+            if not in_comment and stripped[end + 2:].strip():
+                break
+            continue
+        if not stripped or stripped.startswith("//"):
+            continue
+        include = bool(_INCLUDE.fullmatch(line)) and ".." not in line
+        if include or _USING_STD.fullmatch(line) or line == _MAIN_DEFINE:
+            picked.append(index)
+            includes += include
+            continue
+        break
+    return picked if includes else []
+
+
+# The compile's language flags: the precompiled header is built with exactly these.
+_FLAGS = ("-std=c++17",)
+
 LANGUAGE = Language(
     name="cpp",
     title="C++",
     # OpenSSL for CPP/162 (md5), Boost headers for CPP/22 and CPP/137 (boost::any).
     packages=("g++", "libssl-dev", "libboost-dev"),
     source_file="main.cpp",
-    compile=("g++", "-std=c++17", "-o", "main", "main.cpp", "-lcrypto", "-lssl"),
+    tests_program=tests_program,
+    # -Winvalid-pch: g++ says when it could not use the precompiled header (native.py counts it).
+    compile=("g++", *_FLAGS, "-Winvalid-pch", "-o", "main", "main.cpp", "-lcrypto", "-lssl"),
+    header_lines=header_lines,
+    precompile=("g++", *_FLAGS, "-x", "c++-header", "-o", "passk_pch.h.gch", "passk_pch.h"),
+    # Room for several headers' PCHs (~20-30 MB each) beside the compiled programs.
+    compile_cache_bytes=256 * MB,
     run=("./main",),
     version=("g++", "--version"),
     compile_time_limit_s=20.0,
     compile_memory_bytes=1024 * MB,
-    tests_program=tests_program,
     stderr_verdicts=(
         (r"std::bad_alloc", "memory"),
         (r"Assertion .* failed", "failed"),

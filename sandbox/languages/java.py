@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language
+from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language, own_heap
 
 ENTRY_CLASS = "PasskMain"
 CLASSPATH = "/usr/share/java/javatuples.jar:."
@@ -123,6 +123,8 @@ LANGUAGE = Language(
     ),
     context_files=(("sandbox/languages/java/Main.java", "java/Main.java"),),
     source_file="Main.java",
+    tests_program=tests_program,
+    stdio_program=stdio_program,
     compile=(
         "javac", f"-J-XX:SharedArchiveFile={JAVAC_ARCHIVE}", *("-J" + flag for flag in JVM_FLAGS), JAVAC_HEAP,
         "-encoding", "UTF-8", "-nowarn", "-cp", CLASSPATH, "Main.java",
@@ -131,11 +133,7 @@ LANGUAGE = Language(
     version=("javac", "-version"),
     compile_time_limit_s=30.0,
     compile_memory_bytes=1024 * MB,
-    run_memory_flags=run_memory_flags,
-    limit_address_space=False,
-    pids=128,
-    tests_program=tests_program,
-    stdio_program=stdio_program,
+    **own_heap(run_memory_flags, pids=128),
     stderr_verdicts=(
         (r"java\.lang\.OutOfMemoryError", "memory"),
         (r"java\.lang\.AssertionError", "failed"),

@@ -12,7 +12,7 @@ Top-level code of the candidate that calls `process.exit(0)` runs before the tes
 
 from __future__ import annotations
 
-from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language
+from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language, own_heap
 
 JS_MD5 = "js-md5@0.8.3"
 # The V8 heap gets the job's memory limit less room for node itself (code, buffers, its own heap).
@@ -85,9 +85,7 @@ LANGUAGE = Language(
     source_file="main.js",
     run=("node", "main.js"),
     version=("sh", "-c", "echo node $(node --version)"),
-    run_memory_flags=run_memory_flags,
-    limit_address_space=False,
-    pids=64,
+    **own_heap(run_memory_flags),
     tests_program=tests_program,
     stderr_verdicts=STDERR_VERDICTS,
     aliases=("js", "node", "nodejs"),

@@ -27,13 +27,30 @@ def _common(language: Language, toolchain: str, memory_bytes: int, compile_time_
     }
 
 
+def _files(language: Language, text: str) -> dict[str, Any]:
+    """The source file, and which of its lines are precompiled as its header (if the language does that)."""
+    spec: dict[str, Any] = {"files": {language.source_file: text}}
+    if language.header_lines is not None:
+        lines = language.header_lines(text)
+        if lines:
+            spec["pch"] = {"file": language.source_file, "lines": lines, "build": list(language.precompile),
+                           "max_bytes": PCH_MAX_BYTES}
+    if language.compile_cache_bytes:
+        spec["cache_bytes"] = language.compile_cache_bytes
+    return spec
+
+
+# A bigger precompiled header (<bits/stdc++.h>: ~100 MB) is not kept: the program compiles without one.
+PCH_MAX_BYTES = 48 * 1024 * 1024
+
+
 def tests_spec(language: Language, program_text: str, toolchain: str, memory_bytes: int,
                compile_time_limit_s: float | None = None, compile_memory_bytes: int | None = None) -> dict[str, Any]:
     """A self-checking program (HumanEval-X, MultiPL-E): passes with exit 0 and the pass token printed last."""
     return {
         **_common(language, toolchain, memory_bytes, compile_time_limit_s, compile_memory_bytes),
         "mode": "tests",
-        "files": {language.source_file: language.tests_program(program_text)},
+        **_files(language, language.tests_program(program_text)),
     }
 
 
@@ -44,7 +61,7 @@ def stdio_spec(language: Language, source: str, cases: list[dict[str, str]], cas
     return {
         **_common(language, toolchain, memory_bytes, compile_time_limit_s, compile_memory_bytes),
         "mode": "stdio",
-        "files": {language.source_file: language.stdio_program(source)},
+        **_files(language, language.stdio_program(source)),
         "cases": [{"input": case["input"], "output": case["output"]} for case in cases],
         "case_time_limit_s": case_time_limit_s,
         "policy": policy,

@@ -91,6 +91,9 @@ LANGUAGE = Language(
         f"rm -rf /tmp/passk-cargo-home && chmod -R a+rX,go-w {ROOT}",
     ),
     source_file="main.rs",
+    tests_program=tests_program,
+    stdio_program=stdio_program,
+    humaneval_x_program=humaneval_x_program,
     compile=(
         "rustc", "--edition", "2021", "--test", "-C", "prefer-dynamic", "-o", "main", "main.rs",
         "-L", f"dependency={ROOT}/deps",
@@ -103,9 +106,6 @@ LANGUAGE = Language(
     compile_time_limit_s=30.0,
     compile_memory_bytes=2048 * MB,
     pids=64,
-    tests_program=tests_program,
-    stdio_program=stdio_program,
-    humaneval_x_program=humaneval_x_program,
     stderr_verdicts=(
         (r"memory allocation of \d+ bytes failed", "memory"),
         (r"panicked at 'assertion failed", "failed"),

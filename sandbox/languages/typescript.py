@@ -14,7 +14,7 @@ bound; a compile then parses, checks and emits only the program (diagnostics as 
 from __future__ import annotations
 
 from sandbox.languages import javascript
-from sandbox.languages.base import MB, Language
+from sandbox.languages.base import MB, Language, own_heap
 
 TYPESCRIPT = "typescript@5.6.3"
 SNAPSHOT = "/opt/passk-ts/tsc.blob"
@@ -57,9 +57,7 @@ LANGUAGE = Language(
     version=("sh", "-c", "echo tsc $(tsc --version | cut -d' ' -f2), node $(node --version)"),
     compile_time_limit_s=30.0,
     compile_memory_bytes=1024 * MB,
-    run_memory_flags=javascript.run_memory_flags,
-    limit_address_space=False,
-    pids=64,
+    **own_heap(javascript.run_memory_flags),
     tests_program=tests_program,
     stderr_verdicts=javascript.STDERR_VERDICTS,
     aliases=("ts",),

@@ -18,6 +18,18 @@ instead of compiling. A compile that failed is not cached (it is cheap to fail a
 Self-checking programs ("tests"): a pass needs exit status 0 and the job's fresh pass token (given in
 $PASSK_PASS_TOKEN) as the last line of stdout; the token line is removed from the stored stdout.
 stdio programs: the binary runs once per case with the case's input; its output is compared (compare.py).
+
+Precompiled headers (C++): a job may carry `pch`: {"file", "lines", "build", "max_bytes"}. `lines` are the
+indices of the source's leading directive lines (chosen by the language module so that moving them, in
+order, to a header of their own leaves the program's meaning unchanged: see sandbox/languages/cpp.py).
+The header is exactly those lines; it is precompiled once per container (as the candidate's uid, in a
+fresh directory, under the compile limits, with `build` = the compile's own flags) into
+CACHE_ROOT/pch-<key>, key = sha256(toolchain, build argv, compile limits, header text): a pure function of
+the header text, written by the judge's uid, read-only to candidates, so no program can change what
+another program's header means. The program is then compiled as `#include "<that header>"`, `#line 1`,
+and its text with those lines blank (every line keeps its number). A header whose build fails (a missing
+include, a limit) is not used: the program compiles as it came, with its own diagnostics. If g++ rejects
+the .gch it reads the header's text next to it instead (same meaning, slower; counted as rejected).
 """
 
 from __future__ import annotations
@@ -35,7 +47,7 @@ import signal
 import time
 
 from . import compare, process
-from .streams import READ_CHUNK, Capture, HostGone, drain, tree_cpu
+from .streams import READ_CHUNK, Capture, HostGone, drain, read_ready, tree_cpu
 
 CACHE_ROOT = "/var/cache/passk"
 TREE_CPU_SLACK_S = 0.1
@@ -44,8 +56,12 @@ STDIO_OUTPUT_CAP = 16 * 1024 * 1024
 MAX_CACHED_BYTES = 64 * 1024 * 1024
 PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
 
+PCH_HEADER = "passk_pch.h"
+
 # Per container, for the host (reported with each result).
-stats = {"compiles": 0, "compile_hits": 0}
+stats = {"compiles": 0, "compile_hits": 0, "pch_builds": 0, "pch_hits": 0, "pch_rejected": 0}
+# Header keys whose build failed or whose PCH is too big for the cache: compiled without a PCH.
+_PCH_REFUSED: set = set()
 
 
 class Step:
@@ -170,12 +186,7 @@ def exec_step(argv: list, cwd: str, env: dict, cpu_s: float, memory_bytes: int |
                         in_w = -1
                         pending = None
                 elif fd in open_fds:
-                    chunk = os.read(fd, READ_CHUNK)
-                    if chunk:
-                        captures[fd].add(chunk)
-                    else:
-                        poller.unregister(fd)
-                        open_fds.discard(fd)
+                    read_ready(fd, captures, poller, open_fds)
                 elif fd == pidfd:
                     reaped, raw_status, raw_usage = os.wait4(pid, os.WNOHANG)
                     if reaped == pid:
@@ -219,7 +230,7 @@ def cache_key(spec: dict) -> str:
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _read_tree(root: str) -> list | None:
+def _read_tree(root: str, max_bytes: int = MAX_CACHED_BYTES) -> list | None:
     """[(relative path, mode, bytes)] of the regular files under root (as the candidate); None if too big."""
     found, total = [], 0
     for directory, _, names in os.walk(root):
@@ -228,9 +239,9 @@ def _read_tree(root: str) -> list | None:
             if os.path.islink(path) or not os.path.isfile(path):
                 continue
             with open(path, "rb") as handle:
-                data = handle.read(MAX_CACHED_BYTES + 1)
+                data = handle.read(max_bytes + 1)
             total += len(data)
-            if total > MAX_CACHED_BYTES:
+            if total > max_bytes:
                 return None
             found.append((os.path.relpath(path, root), os.stat(path).st_mode & 0o777, data))
     return found
@@ -245,13 +256,13 @@ def _write_tree(root: str, files: list) -> None:
         os.chmod(path, mode)
 
 
-def cache_store(key: str, scratch: str) -> None:
+def cache_store(key: str, scratch: str, max_bytes: int = MAX_CACHED_BYTES) -> bool:
     if not os.path.isdir(CACHE_ROOT):
-        return
+        return False
     with process.as_uid(process.CANDIDATE_UID):
-        files = _read_tree(scratch)
+        files = _read_tree(scratch, max_bytes)
     if files is None:
-        return
+        return False
     target = os.path.join(CACHE_ROOT, key)
     partial = target + ".partial"
     with process.as_uid(process.JUDGE_UID):
@@ -263,12 +274,13 @@ def cache_store(key: str, scratch: str) -> None:
                 for directory, _, _ in os.walk(partial):
                     os.chmod(directory, 0o755)
                 os.rename(partial, target)
-                return
+                return True
             except OSError:
                 shutil.rmtree(partial, ignore_errors=True)
                 if attempt == 0:  # full: start the cache afresh
                     for entry in os.listdir(CACHE_ROOT):
                         shutil.rmtree(os.path.join(CACHE_ROOT, entry), ignore_errors=True)
+    return False
 
 
 def cache_fetch(key: str, scratch: str) -> bool:
@@ -282,6 +294,66 @@ def cache_fetch(key: str, scratch: str) -> bool:
     with process.as_uid(process.CANDIDATE_UID):
         _write_tree(scratch, files)
     return True
+
+
+# ------------------------------------------------------------------ precompiled headers
+
+
+def pch_split(spec: dict) -> tuple[str, str, str] | None:
+    """(key, header text, the source with the header's lines blank) for a job with `pch`, else None."""
+    pch = spec.get("pch")
+    if not pch or not pch.get("lines"):
+        return None
+    lines = spec["files"][pch["file"]].split("\n")
+    picked = sorted(set(int(index) for index in pch["lines"]))
+    if picked[-1] >= len(lines):
+        return None
+    header = "".join(lines[index] + "\n" for index in picked)
+    for index in picked:
+        lines[index] = ""
+    limits = [spec.get("compile_time_limit_s"), spec.get("compile_memory_bytes")]
+    material = json.dumps([spec.get("toolchain", ""), pch["build"], limits, header], ensure_ascii=False)
+    key = "pch-" + hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
+    return key, header, "\n".join(lines)
+
+
+def prepare_pch(spec: dict, scratch: str, build_dir: str, run_step) -> tuple[str | None, Step | None]:
+    """Rewrite the job's source to include its precompiled header; returns (how: "hit" | "built" | None,
+    the build's Step if one ran). Without a usable header the source is left as it came."""
+    split = pch_split(spec)
+    if split is None or not os.path.isdir(CACHE_ROOT):
+        return None, None
+    key, header, body = split
+    if key in _PCH_REFUSED:
+        return None, None
+    entry = os.path.join(CACHE_ROOT, key)
+    how, step = "hit", None
+    if not os.path.isfile(os.path.join(entry, PCH_HEADER + ".gch")):
+        how = "built"
+        # A fresh directory holding nothing but the header: the build sees only the header's own text.
+        with process.as_uid(process.CANDIDATE_UID):
+            os.mkdir(build_dir, 0o700)
+            with open(os.path.join(build_dir, PCH_HEADER), "w", encoding="utf-8", errors="surrogatepass") as handle:
+                handle.write(header)
+        try:
+            step = run_step(list(spec["pch"]["build"]), build_dir)
+            built = (_compile_verdict(step, float(spec.get("compile_time_limit_s") or 10.0)) is None
+                     and cache_store(key, build_dir, int(spec["pch"].get("max_bytes") or MAX_CACHED_BYTES)))
+        finally:
+            process.remove_as(process.CANDIDATE_UID, build_dir)
+        if not built or not os.path.isfile(os.path.join(entry, PCH_HEADER + ".gch")):
+            if not step.wall_timeout:  # a wall timeout may only measure the load: the next program tries again
+                _PCH_REFUSED.add(key)
+            return None, step
+        stats["pch_builds"] += 1
+    else:
+        stats["pch_hits"] += 1
+    name = spec["pch"]["file"]
+    text = f'#include "{entry}/{PCH_HEADER}"\n#line 1 "{name}"\n' + body
+    with process.as_uid(process.CANDIDATE_UID):
+        with open(os.path.join(scratch, name), "w", encoding="utf-8", errors="surrogatepass") as handle:
+            handle.write(text)
+    return how, step
 
 
 # ------------------------------------------------------------------ the job
@@ -358,7 +430,7 @@ def run_job(job: dict, frame: dict, sequence: int, host_stdin: int, zygote_pid: 
     cpus = float(frame.get("cpus") or 1.0)
     limit_as = bool(spec.get("limit_address_space", True))
     scratch = os.path.join(process.SCRATCH_ROOT, f"n{sequence}")
-    result: dict = {"type": "result", "id": job["id"], "compile_cached": None, "compile_ms": None}
+    result: dict = {"type": "result", "id": job["id"], "compile_cached": None, "compile_ms": None, "pch": None}
     cpu_total = duration_total = 0.0
     stdout_text = stderr_text = ""
     out_trunc = err_trunc = False
@@ -381,15 +453,26 @@ def run_job(job: dict, frame: dict, sequence: int, host_stdin: int, zygote_pid: 
             else:
                 stats["compiles"] += 1
                 limit = float(spec.get("compile_time_limit_s") or 10.0)
-                step = exec_step(
-                    list(spec["compile"]), scratch, _env(scratch, spec), limit,
-                    int(spec.get("compile_memory_bytes") or 1 << 30) if limit_as else None, scratch_bytes,
-                    limit * wall_factor + 1.0, None, excerpt, 16384, host_stdin, cpus,
-                )
+
+                def compile_step(argv: list, cwd: str) -> Step:
+                    return exec_step(
+                        argv, cwd, _env(cwd, spec), limit,
+                        int(spec.get("compile_memory_bytes") or 1 << 30) if limit_as else None, scratch_bytes,
+                        limit * wall_factor + 1.0, None, excerpt, 16384, host_stdin, cpus,
+                    )
+
+                how, pch_step = prepare_pch(spec, scratch, os.path.join(process.SCRATCH_ROOT, f"p{sequence}"),
+                                            compile_step)
+                step = compile_step(list(spec["compile"]), scratch)
+                if how and "-Winvalid-pch" in step.stderr.text():
+                    how = "rejected"
+                    stats["pch_rejected"] += 1
+                result["pch"] = how
                 result["compile_cached"] = False
-                result["compile_ms"] = round(step.duration * 1000, 3)
-                cpu_total += step.cpu
-                duration_total += step.duration
+                compile_s = step.duration + (pch_step.duration if pch_step else 0.0)
+                result["compile_ms"] = round(compile_s * 1000, 3)
+                cpu_total += step.cpu + (pch_step.cpu if pch_step else 0.0)
+                duration_total += compile_s
                 verdict = _compile_verdict(step, limit)
                 if verdict is None:
                     cache_store(key, scratch)
@@ -428,7 +511,7 @@ def run_job(job: dict, frame: dict, sequence: int, host_stdin: int, zygote_pid: 
         "stdout": stdout_text, "stderr": stderr_text,
         "stdout_truncated": out_trunc, "stderr_truncated": err_trunc,
         "leftover_processes": False,
-        "compiles": stats["compiles"], "compile_hits": stats["compile_hits"],
+        **stats,
     })
     # Clean up: the scratch directory, then anything else either uid left.
     if os.path.lexists(scratch):

@@ -6,6 +6,7 @@ Shared by the Python path (supervisor.py) and the compiled languages' path (nati
 from __future__ import annotations
 
 import os
+import select
 
 from . import process
 
@@ -52,6 +53,16 @@ def drain(fd: int, capture: Capture) -> None:
         if not chunk:
             return
         capture.add(chunk)
+
+
+def read_ready(fd: int, captures: dict, poller: "select.poll", open_fds: set) -> None:
+    """Read what a ready output pipe holds into its capture; at its end, stop watching it."""
+    chunk = os.read(fd, READ_CHUNK)
+    if chunk:
+        captures[fd].add(chunk)
+    else:
+        poller.unregister(fd)
+        open_fds.discard(fd)
 
 
 def tree_cpu(before: float | None) -> float | None:

@@ -57,7 +57,7 @@ import typing  # noqa: F401
 from dataclasses import dataclass
 
 from . import candidate, driver, native, process, trusted_tests, zygote
-from .streams import READ_CHUNK, Capture, HostGone, drain, tree_cpu
+from .streams import Capture, HostGone, drain, read_ready, tree_cpu
 from .trusted_tests import SPAWN_FD, CandidateEnded
 from .zygote import SpawnFailed
 
@@ -364,12 +364,7 @@ def _collect(run: _Running, stdin: int, box: Container) -> _Ended:
                 _end_everything(box)
                 raise HostGone
             if fd in open_fds:
-                chunk = os.read(fd, READ_CHUNK)
-                if chunk:
-                    captures[fd].add(chunk)
-                else:
-                    poller.unregister(fd)
-                    open_fds.discard(fd)
+                read_ready(fd, captures, poller, open_fds)
         for reaped, raw_status, raw_usage in process.reap():
             if reaped == pid:
                 status, usage = raw_status, raw_usage

@@ -126,3 +126,44 @@ def test_compile_cache_and_compile_limits(docker_client) -> None:  # type: ignor
     # 0.01 s of CPU (plus the 0.1 s slack) is not enough for g++ to parse every standard header: a compile error
     # that says why (never the program's time limit).
     assert starved.verdict == "compile_error" and "CPU time limit" in (starved.detail or ""), starved
+
+
+PCH_PROGRAM = ("/* twice */\n#include <vector>\n\n#include <cassert>\nusing namespace std;\n"
+               "int twice(int x) { vector<int> v{x, x}; return v[0] + v[1]; }\nint main() { assert(twice(2) == 4); }\n")
+
+
+def test_precompiled_header_is_shared_and_keeps_meaning(docker_client) -> None:  # type: ignore[no-untyped-def]
+    """Programs with the same include block share one precompiled header (built once per container) and each
+    get their own verdict; a program missing an include still fails to compile; line numbers are kept."""
+    from sandbox.executor import Job, Sandbox, SandboxSettings
+    from sandbox.images import ensure_language_image, toolchain_version
+    from sandbox.languages import get
+    from sandbox.languages.jobs import tests_spec
+
+    cpp = get("cpp")
+    image = ensure_language_image(docker_client, cpp)
+    version = toolchain_version(docker_client, image, cpp)
+    memory = 256 * 1024 * 1024
+    wrong = PCH_PROGRAM.replace("== 4", "== 5")
+    # The same block without <vector>: its own header, which does not declare vector.
+    missing = PCH_PROGRAM.replace("#include <vector>\n", "\n")
+    broken = PCH_PROGRAM.replace("v[1];", "v[1]")
+    programs = {"passes": PCH_PROGRAM, "fails": wrong, "missing include": missing, "syntax": broken}
+    sandbox = Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image, owner="passk-tests"))
+    try:
+        got = dict(zip(programs, sandbox.run([
+            Job(name, "", 2.0, memory, language="cpp", native=tests_spec(cpp, text, version, memory))
+            for name, text in programs.items()
+        ]), strict=True))
+    finally:
+        sandbox.close()
+    assert got["passes"].verdict == "passed" and got["passes"].pch == "built", got["passes"]
+    # Same include block: the header built for the first program serves the second, which still fails.
+    assert got["fails"].verdict == "failed" and got["fails"].pch == "hit", got["fails"]
+    assert "main.cpp:10:" in (got["fails"].detail or ""), got["fails"]  # 3 prelude lines + line 7
+    assert got["missing include"].verdict == "compile_error", got["missing include"]
+    assert "vector" in (got["missing include"].detail or "") and got["missing include"].pch == "built"
+    assert got["syntax"].verdict == "compile_error" and got["syntax"].pch == "hit", got["syntax"]
+    assert "main.cpp:9:" in (got["syntax"].detail or ""), got["syntax"]
+    stats = sandbox.settings.stats
+    assert (stats["pch_builds"], stats["pch_hits"], stats["pch_rejected"]) == (2, 2, 0), stats

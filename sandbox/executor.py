@@ -131,6 +131,8 @@ class SandboxSettings:
     compile_cache_bytes: int = 64 * 1024 * 1024
     # Relative CPU weight of the containers (Docker's cpu_shares; the worker passes its setting).
     cpu_shares: int = SANDBOX_CPU_SHARES
+    # Docker's cgroup_parent for the containers (see sandbox/cgroups.py); None: the engine's default.
+    cgroup_parent: str | None = None
 
 
 class Sandbox:
@@ -220,7 +222,7 @@ class Sandbox:
             pids=max(cfg.pids, int((job.native or {}).get("pids") or 0)),
             scratch_bytes=cfg.scratch_bytes, owner=cfg.owner,
             exec_scratch=job.native is not None, cache_bytes=cfg.compile_cache_bytes if compiled else 0,
-            cpu_shares=cfg.cpu_shares,
+            cpu_shares=cfg.cpu_shares, cgroup_parent=cfg.cgroup_parent,
         )
         current = self._container
         if current is not None and current.config == wanted:

@@ -58,8 +58,12 @@ def ensure_parent(name: str, cpu_shares: int, root: Path = CGROUP_ROOT) -> Path 
     else:
         directory, knob, value = root / "cpu" / relative, "cpu.shares", cpu_shares
     try:
+        if knob == "cpu.weight":
+            # The weight file exists once the root hands the cpu controller down (Docker does so to run containers).
+            control = root / "cgroup.subtree_control"
+            if "cpu" not in control.read_text().split():
+                control.write_text("+cpu\n")
         directory.mkdir(parents=True, exist_ok=True)
-        # v2: cpu.weight exists once the root's subtree_control enables cpu (Docker does, to run containers).
         (directory / knob).write_text(f"{value}\n")
     except OSError as exc:
         log.warning("cannot set up sandbox cgroup parent %s (%s): sandboxes run at the engine's default weight",

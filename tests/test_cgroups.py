@@ -35,9 +35,11 @@ def test_v1_parent_is_made_under_the_cpu_controller_with_its_shares(tmp_path: Pa
 
 def test_v2_parent_gets_a_weight(tmp_path: Path) -> None:
     (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+    (tmp_path / "cgroup.subtree_control").write_text("memory pids\n")
     made = ensure_parent("passk-sandboxes", 256, root=tmp_path)
     assert made == tmp_path / "passk-sandboxes"
     assert (made / "cpu.weight").read_text() == "10\n"
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+cpu\n"  # the root hands cpu down
 
 
 def test_a_systemd_slice_or_an_unwritable_hierarchy_is_left_alone(tmp_path: Path) -> None:

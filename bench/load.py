@@ -138,6 +138,55 @@ def process_cpu_s(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
+def tree_cpu_s(pid: int | None) -> float:
+    """CPU seconds of a process and its live children (a postmaster and its backends)."""
+    if pid is None:
+        return 0.0
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(entry.name) == pid or int(fields[1]) == pid:
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+class CpuMeter:
+    """Where the machine's CPU went during a phase: API, Postgres, worker, this process (the pollers), the rest."""
+
+    def __init__(self, stack: LocalStack) -> None:
+        self.stack = stack
+        self.before = self._read()
+
+    def _read(self) -> dict[str, float]:
+        total, idle = cpu_times()
+        ticks = os.sysconf("SC_CLK_TCK")
+        own = os.times()
+        return {
+            "machine": (total - idle) / ticks,
+            "API": process_cpu_s(self.stack.api_pid),
+            "Postgres": tree_cpu_s(self.stack.postgres_pid),
+            "worker": sum(process_cpu_s(proc.pid) for proc in self.stack.workers if proc.poll() is None),
+            "pollers (this process)": own.user + own.system,
+        }
+
+    def report(self, label: str, wall_s: float, requests: int) -> None:
+        after = self._read()
+        used = {name: after[name] - self.before[name] for name in after}
+        rest = used["machine"] - sum(v for name, v in used.items() if name != "machine")
+        cores = os.cpu_count() or 1
+        print(f"CPU {label} ({wall_s:.1f} s, {cores} cores, machine busy {100 * used['machine'] / (wall_s * cores):.0f} %):")
+        for name in ("API", "Postgres", "worker", "pollers (this process)"):
+            per_request = f", {1000 * used[name] / requests:.2f} ms per request" if requests else ""
+            print(f"  {name:<24}{used[name]:7.1f} s = {100 * used[name] / wall_s:5.1f} % of a core{per_request}")
+        print(f"  {'sandboxes and the rest':<24}{rest:7.1f} s = {100 * rest / wall_s:5.1f} % of a core "
+              f"(containers, dockerd, other users of the machine)")
+
+
 def cpu_times() -> tuple[int, int]:
     fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
     idle = fields[3] + fields[4]  # idle + iowait
@@ -227,10 +276,20 @@ def slowdown(args: argparse.Namespace, log_path: Path) -> int:
                 {"id": f"p{i}", "prompt": PROMPT, "test": TEST, "entry_point": "work"} for i in range(PROBLEMS)
             ]}
             dataset_id = client.post("/v1/datasets", json=body).raise_for_status().json()["id"]
-            stack.start_worker(concurrency=args.concurrency)
+            worker_env = {}
+            if args.sandbox_cgroup_parent:
+                worker_env = {"PASSK_SANDBOX_CGROUP_PARENT": args.sandbox_cgroup_parent,
+                              "PASSK_SANDBOX_CGROUP_CPU_SHARES": str(args.sandbox_cgroup_shares)}
+            print(f"sandbox cgroup parent: {args.sandbox_cgroup_parent or '(the engine default)'}"
+                  + (f", cpu.shares {args.sandbox_cgroup_shares}" if args.sandbox_cgroup_parent else ""))
+            stack.start_worker(concurrency=args.concurrency, **worker_env)
+            print(f"load average before: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
+            meter = CpuMeter(stack)
             started = time.monotonic()
             wait_for_run(client, _big_run(client, dataset_id, args, "alone"), timeout_s=3600)
             alone_s = time.monotonic() - started
+            meter.report("alone", alone_s, 0)
+            meter = CpuMeter(stack)
             stats = Stats(deadline=float("inf"))
             started = time.monotonic()
             run_id = _big_run(client, dataset_id, args, "loaded")
@@ -241,6 +300,8 @@ def slowdown(args: argparse.Namespace, log_path: Path) -> int:
 
             asyncio.run(poll_all())
             loaded_s = time.monotonic() - started
+            meter.report(f"under {args.clients} pollers", loaded_s, sum(stats.requests.values()))
+            print(f"load average after: {' '.join(f'{v:.2f}' for v in os.getloadavg())}")
             stack.stop_workers()
     print(f"\na run of {args.slowdown} samples: {alone_s:.1f} s alone, {loaded_s:.1f} s under {args.clients} pollers "
           f"(slowdown {100 * (loaded_s / alone_s - 1):+.0f} %, target <= +20 %)")
@@ -269,6 +330,10 @@ def main() -> int:
     parser.add_argument("--slowdown", type=int, metavar="SAMPLES",
                         help="instead: one run of SAMPLES alone, then under --clients pollers of its status, "
                              "/v1/status and its metrics; prints their latencies and the run's slowdown")
+    parser.add_argument("--sandbox-cgroup-parent", default="", metavar="NAME",
+                        help="with --slowdown: the worker's PASSK_SANDBOX_CGROUP_PARENT (default: none)")
+    parser.add_argument("--sandbox-cgroup-shares", type=int, default=256,
+                        help="its PASSK_SANDBOX_CGROUP_CPU_SHARES (default 256; a host process weighs 1024)")
     args = parser.parse_args()
 
     log_path = args.log or Path(tempfile.mkstemp(prefix="passk-load-", suffix=".log")[1])

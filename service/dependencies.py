@@ -44,6 +44,11 @@ async def commit_now(session: AsyncSession) -> None:
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
+def etag_matches(request: Request, etag: str) -> bool:
+    """Whether the request's If-None-Match names this ETag (a 304 then answers it)."""
+    return etag in (tag.strip() for tag in request.headers.get("if-none-match", "").split(","))
+
+
 def openapi_error(description: str, example: Any) -> dict[str, Any]:
     """An error response for the OpenAPI `responses` of a route, with an example body."""
     return {"description": description, "content": {"application/json": {"example": example}}}

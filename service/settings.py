@@ -49,6 +49,11 @@ class Settings(BaseSettings):
     sandbox_scratch_mb: int = Field(64, ge=1)
     # CPU weight of a sandbox against other containers (Docker's cpu_shares; 1024 is Docker's default).
     sandbox_cpu_shares: int = Field(1024, ge=2, le=262144)  # sandbox/container.py: SANDBOX_CPU_SHARES
+    # A parent cgroup for every sandbox container, made by the worker at start with this CPU weight (in
+    # cpu.shares units: a host process at nice 0 weighs 1024), so that under contention the API and the
+    # database outrank the sandboxes (sandbox/cgroups.py). "" keeps the engine's default parent.
+    sandbox_cgroup_parent: str = Field("", max_length=200, pattern=r"^[A-Za-z0-9_.\-/]*$")
+    sandbox_cgroup_cpu_shares: int = Field(256, ge=2, le=262144)
     # Base of the sandbox images (None: local Debian if built, else the official Python image if a
     # registry answers, else a local Debian built by debootstrap).
     sandbox_base_image: str | None = None

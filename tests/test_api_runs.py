@@ -277,3 +277,23 @@ async def test_committed_run_notifies_workers(settings: Settings, database_url: 
                     await connection.execute(text("DELETE FROM datasets WHERE id = :id"), {"id": dataset["id"]})
                     await connection.execute(text("DELETE FROM api_keys WHERE id = :id"), {"id": key_id})
                 await c.aclose()
+
+
+async def test_run_status_etag_answers_304_until_the_run_changes(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    dataset = await create_dataset(client, ["a"])
+    run = await create_run(client, dataset["id"], {"a": 2})
+    first = await client.get(f"/v1/runs/{run['id']}")
+    etag = first.headers["etag"]
+    assert first.status_code == 200 and etag.startswith('"') and first.headers["cache-control"] == "no-cache"
+    again = await client.get(f"/v1/runs/{run['id']}", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+    assert (await client.get(f"/v1/runs/{run['id']}", headers={"If-None-Match": '"other", ' + etag})).status_code == 304
+    await set_verdicts(db_session, run["id"], "a", ["passed"])  # progress changes: a new ETag and the new body
+    changed = await client.get(f"/v1/runs/{run['id']}", headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.headers["etag"] != etag
+    assert changed.json()["progress"]["by_verdict"]["passed"] == 1 and changed.json()["progress"]["done"] == 1
+    assert (await client.patch(f"/v1/runs/{run['id']}", json={"note": "n"})).status_code == 200
+    renamed = await client.get(f"/v1/runs/{run['id']}", headers={"If-None-Match": changed.headers["etag"]})
+    assert renamed.status_code == 200 and renamed.json()["note"] == "n"
+    missing = await client.get(f"/v1/runs/{uuid.uuid4()}", headers={"If-None-Match": etag})
+    assert missing.status_code == 404

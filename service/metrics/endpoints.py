@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 
-from service.dependencies import SessionDep, openapi_invalid_input
+from service.dependencies import SessionDep, etag_matches, openapi_invalid_input
 from service.metrics import service as metrics_service
 from service.metrics.schemas import IntervalMethod, ProblemResults, RunMetrics
 from service.runs.endpoints import RUN_NOT_FOUND
@@ -101,7 +101,7 @@ async def get_metrics(
     query = repr((options, diversity, bins))
     etag = await metrics_service.metrics_etag(session, run_id, query)
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
-    if etag in (tag.strip() for tag in request.headers.get("if-none-match", "").split(",")):
+    if etag_matches(request, etag):
         return Response(status_code=304, headers=headers)
     cache = _metrics_cache(request)
     metrics = cache.get(etag)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from typing import Annotated, Any, Literal
 
@@ -16,7 +17,7 @@ from service import idempotency
 from service.datasets.schemas import StorableStr
 from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import event_stream, wait_for_run_end
-from service.dependencies import SessionDep, SettingsDep, commit_now, openapi_422, openapi_error, openapi_invalid_input
+from service.dependencies import SessionDep, SettingsDep, commit_now, etag_matches, openapi_422, openapi_error, openapi_invalid_input
 from service.exceptions import InvalidInput
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
@@ -146,11 +147,19 @@ async def update_run(run_id: uuid.UUID, body: RunUpdate, session: SessionDep, se
     "/{run_id}",
     response_model=RunRead,
     summary="Get a run with its progress",
-    description="Cheap enough to poll every second: progress is one grouped count over an index.",
-    responses=RUN_NOT_FOUND,
+    description=(
+        "Cheap enough to poll every second: the run and its progress (one grouped count over an index) are "
+        "one query. The `ETag` names the answer: send it back as `If-None-Match` and an unchanged run is a "
+        "304 with no body."
+    ),
+    responses={**RUN_NOT_FOUND, 304: {"description": "Unchanged since the `ETag` sent as `If-None-Match`"}},
 )
-async def get_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep) -> RunRead:
-    return await run_service.get(session, settings, run_id)
+async def get_run(run_id: uuid.UUID, request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+    body = (await run_service.get(session, settings, run_id)).model_dump_json().encode()
+    headers = {"ETag": f'"{hashlib.blake2b(body, digest_size=16).hexdigest()}"', "Cache-Control": "no-cache"}
+    if etag_matches(request, headers["ETag"]):
+        return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 _CANCEL_RESPONSES: dict[int | str, dict[str, Any]] = {

@@ -45,7 +45,7 @@ _DATASET_HEADER = (
 )
 
 
-def _with_header(row: Row[Any]) -> tuple[Run, DatasetHeader]:
+def _with_header(row: Sequence[Any]) -> tuple[Run, DatasetHeader]:
     return row[0], DatasetHeader(*row[1:])
 
 
@@ -100,10 +100,32 @@ class RunRepository:
             statement = statement.with_for_update()
         return (await self.session.execute(statement)).scalar_one_or_none()
 
-    async def get_with_dataset_limits(self, run_id: uuid.UUID) -> tuple[Run, DatasetHeader] | None:
-        statement = select(Run, *_DATASET_HEADER).join(Dataset, Dataset.id == Run.dataset_id).where(Run.id == run_id)
+    async def get_with_progress(
+        self, run_id: uuid.UUID
+    ) -> tuple[Run, DatasetHeader, list[tuple[str, str | None, int]]] | None:
+        """The run, its dataset's header and its (state, verdict, count) groups in one round trip.
+
+        The counts are one grouped count answered from ix_samples_run_problem (state and verdict are INCLUDEd),
+        returned as a JSON scalar.
+        """
+        grouped = (
+            select(Sample.state, Sample.verdict, func.count().label("n"))
+            .where(Sample.run_id == run_id)
+            .group_by(Sample.state, Sample.verdict)
+            .subquery()
+        )
+        counts = select(
+            func.coalesce(func.json_agg(func.json_build_array(grouped.c.state, grouped.c.verdict, grouped.c.n)),
+                          text("'[]'::json"))
+        ).scalar_subquery()
+        statement = (
+            select(Run, *_DATASET_HEADER, counts).join(Dataset, Dataset.id == Run.dataset_id).where(Run.id == run_id)
+        )
         row = (await self.session.execute(statement)).one_or_none()
-        return None if row is None else _with_header(row)
+        if row is None:
+            return None
+        run, header = _with_header(row[:-1])
+        return run, header, [(state, verdict, n) for state, verdict, n in row[-1]]
 
     async def list_page(
         self,
@@ -164,15 +186,6 @@ class RunRepository:
         """Set display_name / note / tags / archived; False if there is no such run."""
         statement = update(Run).where(Run.id == run_id).values(**values).returning(Run.id)
         return (await self.session.execute(statement.execution_options(synchronize_session=False))).first() is not None
-
-    async def state_verdict_counts(self, run_id: uuid.UUID) -> Sequence[Row[tuple[str, str | None, int]]]:
-        """One grouped count, answered from ix_samples_run_problem (state and verdict are INCLUDEd)."""
-        statement = (
-            select(Sample.state, Sample.verdict, func.count())
-            .where(Sample.run_id == run_id)
-            .group_by(Sample.state, Sample.verdict)
-        )
-        return (await self.session.execute(statement)).all()
 
     async def cancel_queued_samples(self, run_id: uuid.UUID) -> None:
         # Leased samples are left to finish: their worker owns them until it reports.

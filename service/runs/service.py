@@ -190,11 +190,11 @@ async def create(
 
 async def get(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> RunRead:
     repository = RunRepository(session)
-    found = await repository.get_with_dataset_limits(run_id)
+    found = await repository.get_with_progress(run_id)
     if found is None:
         raise NotFound("run", run_id)
-    run, dataset = found
-    progress = _progress(await repository.state_verdict_counts(run_id))
+    run, dataset, counts = found
+    progress = _progress(counts)
     webhook = None
     if run.callback_url is not None:
         attempts = await repository.webhook_attempts(run_id)

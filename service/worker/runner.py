@@ -23,6 +23,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, wait_incrementing
 
+from sandbox.cgroups import docker_parent, ensure_parent
 from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
 from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
@@ -82,6 +83,8 @@ class Worker:
         # Cleared while the Docker engine does not answer: no thread claims work then.
         self._engine_ok = threading.Event()
         self._engine_ok.set()
+        # Docker's cgroup_parent for the sandboxes (made, with its weight, in run()); None: the engine's default.
+        self.cgroup_parent = docker_parent(settings.sandbox_cgroup_parent) if settings.sandbox_cgroup_parent else None
 
     # -- process life cycle
 
@@ -106,6 +109,8 @@ class Worker:
             # A container went away between the listing and its inspection (another worker removed it):
             # nothing to sweep there, and the maintenance loop sweeps again within a minute.
             log.warning("the start-up sweep raced another removal (%s); the next sweep does it", exc)
+        if self.settings.sandbox_cgroup_parent:
+            ensure_parent(self.settings.sandbox_cgroup_parent, self.settings.sandbox_cgroup_cpu_shares)
         log.warning("worker %s: %d threads, image %s", self.owner, self.concurrency, self.image)
         threads = [threading.Thread(target=self._execute_loop, name=f"exec-{i}", daemon=True) for i in range(self.concurrency)]
         threads.append(threading.Thread(target=self._rerun_loop, name="rerun", daemon=True))
@@ -174,7 +179,7 @@ class Worker:
             SandboxSettings(
                 image=self.image, images=self._language_tag, cpus=cfg.sandbox_cpus, pids=cfg.sandbox_pids,
                 scratch_bytes=cfg.sandbox_scratch_mb * 1024 * 1024, excerpt_bytes=cfg.output_excerpt_bytes,
-                owner=self.owner, cpu_shares=cfg.sandbox_cpu_shares,
+                owner=self.owner, cpu_shares=cfg.sandbox_cpu_shares, cgroup_parent=self.cgroup_parent,
             ),
         )
 

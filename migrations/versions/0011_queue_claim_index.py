@@ -5,10 +5,6 @@ other runs' by problem (ix_samples_queued_problem). With ix_samples_queued also 
 took it for "the head run's first queued sample", filtering every queued sample of the runs before it (tens of
 milliseconds per claim once the queue holds a few hundred thousand samples); counts of queued samples use any
 of the other partial indexes.
-
-Revision ID: 0011
-Revises: 0010
-Create Date: 2026-12-01 02:40:00
 """
 
 from __future__ import annotations

@@ -128,10 +128,11 @@ def _process(url: str, threads: int, batch: int, seconds: float, start_at: float
 
 def _postmaster(url: str) -> int:
     engine = make_sync_engine(url)
-    with engine.connect() as connection:
+    with engine.connect() as connection:  # read while the backend lives: its parent is the postmaster
         backend = connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
+        parent = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
     engine.dispose()
-    return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    return parent
 
 
 def _server_cpu_s(postmaster: int) -> float:

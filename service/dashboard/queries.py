@@ -20,8 +20,8 @@ class RunHeader:
     dataset_id: uuid.UUID
     dataset_name: str
     problem_count: int
-    language: str = "python"
-    toolchain: str | None = None
+    language: str
+    toolchain: str | None
 
 
 @dataclass(frozen=True)

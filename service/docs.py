@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
+from collections.abc import Callable
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
@@ -39,6 +41,14 @@ def _same_origin_only(response: HTMLResponse) -> HTMLResponse:
     return response
 
 
+def _page(request: Request, render: Callable[..., HTMLResponse], openapi_url: str, title: str,
+          urls: dict[str, str], **options: Any) -> HTMLResponse:
+    """One docs page: the schema and every asset URL under the app's root path, served same-origin only."""
+    root = request.scope.get("root_path", "")
+    rooted = {name: f"{root}{url}" for name, url in urls.items()}
+    return _same_origin_only(render(openapi_url=f"{root}{openapi_url}", title=title, **rooted, **options))
+
+
 def install(app: FastAPI) -> None:
     """Add /docs, /docs/oauth2-redirect, /redoc and the assets they load (create the app with docs_url=None)."""
     app.mount(ASSETS_URL, StaticFiles(directory=ASSETS_DIR), name="docs-assets")
@@ -46,16 +56,14 @@ def install(app: FastAPI) -> None:
 
     @app.get("/docs", include_in_schema=False)
     async def swagger_ui(request: Request) -> HTMLResponse:
-        root = request.scope.get("root_path", "")
-        return _same_origin_only(get_swagger_ui_html(
-            openapi_url=f"{root}{openapi_url}",
-            title=f"{app.title} - API",
-            swagger_js_url=f"{root}{ASSETS_URL}/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}{ASSETS_URL}/swagger-ui.css",
-            swagger_favicon_url=f"{root}{FAVICON_URL}",
-            oauth2_redirect_url=f"{root}/docs/oauth2-redirect",
-            swagger_ui_parameters=SWAGGER_PARAMETERS,
-        ))
+        urls = {
+            "swagger_js_url": f"{ASSETS_URL}/swagger-ui-bundle.js",
+            "swagger_css_url": f"{ASSETS_URL}/swagger-ui.css",
+            "swagger_favicon_url": FAVICON_URL,
+            "oauth2_redirect_url": "/docs/oauth2-redirect",
+        }
+        return _page(request, get_swagger_ui_html, openapi_url, f"{app.title} - API", urls,
+                     swagger_ui_parameters=SWAGGER_PARAMETERS)
 
     @app.get("/docs/oauth2-redirect", include_in_schema=False)
     async def swagger_ui_redirect() -> HTMLResponse:
@@ -63,11 +71,5 @@ def install(app: FastAPI) -> None:
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc(request: Request) -> HTMLResponse:
-        root = request.scope.get("root_path", "")
-        return _same_origin_only(get_redoc_html(
-            openapi_url=f"{root}{openapi_url}",
-            title=f"{app.title} - ReDoc",
-            redoc_js_url=f"{root}{ASSETS_URL}/redoc.standalone.js",
-            redoc_favicon_url=f"{root}{FAVICON_URL}",
-            with_google_fonts=False,
-        ))
+        urls = {"redoc_js_url": f"{ASSETS_URL}/redoc.standalone.js", "redoc_favicon_url": FAVICON_URL}
+        return _page(request, get_redoc_html, openapi_url, f"{app.title} - ReDoc", urls, with_google_fonts=False)

@@ -105,6 +105,12 @@ THEATRE_SQUARE: dict[str, Any] = {
     "memory_limit_bytes": 256000000,
 }
 
+
+def _lcb_cases(testtype: str, *cases: tuple[str, str]) -> str:
+    """LiveCodeBench's test-case column: a JSON list of {input, output, testtype}, every case of one testtype."""
+    return json.dumps([{"input": given, "output": expected, "testtype": testtype} for given, expected in cases])
+
+
 # LiveCodeBench (release_v1, Codeforces 1873A "Short Sort"), a stdin problem.
 SHORT_SORT: dict[str, Any] = {
     "question_title": "Short Sort",
@@ -117,13 +123,12 @@ SHORT_SORT: dict[str, Any] = {
     "contest_date": "2023-08-21T00:00:00",
     "starter_code": "",
     "difficulty": "easy",
-    "public_test_cases": json.dumps(
-        [
-            {"input": "6\nabc\nacb\nbac\nbca\ncab\ncba\n", "output": "YES\nYES\nYES\nNO\nNO\nYES\n", "testtype": "stdin"},
-            {"input": "1\nabc\n", "output": "YES\n", "testtype": "stdin"},
-            {"input": "3\nabc\nabc\nabc\n", "output": "YES\nYES\nYES\n", "testtype": "stdin"},
-            {"input": "5\ncab\nacb\ncba\nbac\nbca\n", "output": "NO\nYES\nYES\nYES\nNO\n", "testtype": "stdin"},
-        ]
+    "public_test_cases": _lcb_cases(
+        "stdin",
+        ("6\nabc\nacb\nbac\nbca\ncab\ncba\n", "YES\nYES\nYES\nNO\nNO\nYES\n"),
+        ("1\nabc\n", "YES\n"),
+        ("3\nabc\nabc\nabc\n", "YES\nYES\nYES\n"),
+        ("5\ncab\nacb\ncba\nbac\nbca\n", "NO\nYES\nYES\nYES\nNO\n"),
     ),
     "private_test_cases": "",
     "metadata": "{}",
@@ -151,18 +156,16 @@ INTERSECTION: dict[str, Any] = {
     "contest_date": "2023-12-09T00:00:00",
     "starter_code": "class Solution:\n    def findIntersectionValues(self, nums1: List[int], nums2: List[int]) -> List[int]:\n        ",
     "difficulty": "easy",
-    "public_test_cases": json.dumps(
-        [
-            {"input": "[4, 3, 2, 3, 1]\n[2, 2, 5, 2, 3, 6]", "output": "[3, 4]", "testtype": "functional"},
-            {"input": "[3, 4, 2, 3]\n[1, 5]", "output": "[0, 0]", "testtype": "functional"},
-        ]
+    "public_test_cases": _lcb_cases(
+        "functional",
+        ("[4, 3, 2, 3, 1]\n[2, 2, 5, 2, 3, 6]", "[3, 4]"),
+        ("[3, 4, 2, 3]\n[1, 5]", "[0, 0]"),
     ),
-    "private_test_cases": json.dumps(
-        [
-            {"input": "[4]\n[10]", "output": "[0, 0]", "testtype": "functional"},
-            {"input": "[100]\n[100]", "output": "[1, 1]", "testtype": "functional"},
-            {"input": "[17, 15, 20]\n[4]", "output": "[0, 0]", "testtype": "functional"},
-        ]
+    "private_test_cases": _lcb_cases(
+        "functional",
+        ("[4]\n[10]", "[0, 0]"),
+        ("[100]\n[100]", "[1, 1]"),
+        ("[17, 15, 20]\n[4]", "[0, 0]"),
     ),
     "metadata": json.dumps({"func_name": "findIntersectionValues"}),
 }
@@ -320,7 +323,7 @@ def test_livecodebench_pickled_private_tests_are_read_without_running_code() -> 
     import pickle
     import zlib
 
-    cases = json.dumps([{"input": "[5]\n[5]", "output": "[1, 1]", "testtype": "functional"}])
+    cases = _lcb_cases("functional", ("[5]\n[5]", "[1, 1]"))
     packed = base64.b64encode(zlib.compress(pickle.dumps(cases))).decode()
     row = {**INTERSECTION, "private_test_cases": packed}
     assert to_problem(row)["cases"][-1] == {"input": [[5], [5]], "output": [1, 1]}

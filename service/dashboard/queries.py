@@ -20,8 +20,8 @@ class RunHeader:
     dataset_id: uuid.UUID
     dataset_name: str
     problem_count: int
-    language: str = "python"
-    toolchain: str | None = None
+    language: str
+    toolchain: str | None
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,6 @@ class ProblemView:
     prompt: str
     test: str
     entry_point: str
-    canonical_solution: str | None
     previous_key: str | None
     next_key: str | None
     verdicts: dict[str, int]
@@ -69,8 +68,7 @@ async def problem_view(session: AsyncSession, run: RunHeader, key: str) -> Probl
     problem = (
         await session.execute(
             select(
-                Problem.id, Problem.position, Problem.prompt, Problem.test, Problem.entry_point,
-                Problem.canonical_solution,
+                Problem.id, Problem.position, Problem.prompt, Problem.test, Problem.entry_point
             ).where(Problem.dataset_id == run.dataset_id, Problem.key == key)
         )
     ).one_or_none()
@@ -108,7 +106,6 @@ async def problem_view(session: AsyncSession, run: RunHeader, key: str) -> Probl
         prompt=problem.prompt,
         test=problem.test,
         entry_point=problem.entry_point,
-        canonical_solution=problem.canonical_solution,
         previous_key=previous_key,
         next_key=next_key,
         verdicts=verdicts,

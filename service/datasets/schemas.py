@@ -49,26 +49,21 @@ class ProblemIn(BaseModel):
     memory_mb: PositiveMB | None = Field(None, description="Overrides the dataset's memory limit.")
 
 
+_MBPP_EXAMPLE = {
+    "format": "mbpp",
+    "task_id": 11,
+    "text": "Write a python function to remove first and last occurrence of a given character "
+    "from the string.",
+    "code": "def remove_Occ(s,ch): ...",
+    "test_list": ['assert remove_Occ("hello","l") == "heo"'],
+    "test_setup_code": "",
+}
 
 
 class MbppProblemIn(BaseModel):
     """An MBPP row as published: the program is test_setup_code + completion + the asserts of test_list."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "format": "mbpp",
-                    "task_id": 11,
-                    "text": "Write a python function to remove first and last occurrence of a given character "
-                    "from the string.",
-                    "code": "def remove_Occ(s,ch): ...",
-                    "test_list": ['assert remove_Occ("hello","l") == "heo"'],
-                    "test_setup_code": "",
-                }
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra={"examples": [_MBPP_EXAMPLE]})
 
     format: Literal["mbpp"]
     id: NumericId = _ID
@@ -99,23 +94,20 @@ class StdioCase(BaseModel):
     output: StorableStr = Field(description="The expected standard output.")
 
 
+_STDIO_EXAMPLE = {
+    "format": "stdio",
+    "id": "cf-4A",
+    "prompt": "Can the watermelon of weight w be split into two even parts?",
+    "cases": [{"input": "8\n", "output": "YES\n"}, {"input": "5\n", "output": "NO\n"}],
+    "comparison": "whitespace",
+    "time_limit_s": 1.0,
+}
+
+
 class StdioProblemIn(_JudgedByCases):
     """A standard input/output problem (APPS, CodeContests, LiveCodeBench `stdin`): passes when every case does."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "format": "stdio",
-                    "id": "cf-4A",
-                    "prompt": "Can the watermelon of weight w be split into two even parts?",
-                    "cases": [{"input": "8\n", "output": "YES\n"}, {"input": "5\n", "output": "NO\n"}],
-                    "comparison": "whitespace",
-                    "time_limit_s": 1.0,
-                }
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra={"examples": [_STDIO_EXAMPLE]})
 
     format: Literal["stdio"]
     id: NumericId = _ID

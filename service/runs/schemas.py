@@ -71,24 +71,21 @@ class SampleIn(BaseModel):
     steps: Count | None = Field(None, description="Agent steps or attempts it took to produce the sample.")
 
 
+_RUN_CREATE_EXAMPLE = {
+    "dataset_id": "6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d",
+    "model": "my-model-7b",
+    "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 512},
+    "time_limit_s": 3.0,
+    "cache": True,
+    "samples": [
+        {"problem_id": "HumanEval/0", "completion": "    return a + b\n"},
+        {"problem_id": "HumanEval/0", "completion": "    return a - b\n"},
+    ],
+}
+
+
 class RunCreate(BaseModel):
-    model_config = ConfigDict(
-        json_schema_extra={
-            "examples": [
-                {
-                    "dataset_id": "6f1c2b1e-4a43-4f7a-9a55-0e4b4f1b2c3d",
-                    "model": "my-model-7b",
-                    "sampling": {"temperature": 0.8, "top_p": 0.95, "max_tokens": 512},
-                    "time_limit_s": 3.0,
-                    "cache": True,
-                    "samples": [
-                        {"problem_id": "HumanEval/0", "completion": "    return a + b\n"},
-                        {"problem_id": "HumanEval/0", "completion": "    return a - b\n"},
-                    ],
-                }
-            ]
-        }
-    )
+    model_config = ConfigDict(json_schema_extra={"examples": [_RUN_CREATE_EXAMPLE]})
 
     dataset_id: uuid.UUID
     model: Key
@@ -196,6 +193,11 @@ _RUN_EXAMPLE: dict[str, Any] = {
 }
 
 
+# The limits a run's samples get, as RunSummary reports them (service.runs.service resolves them in this order).
+_EFFECTIVE = "Effective: the run's, else the dataset's, else the server default."
+_EFFECTIVE_COMPILE = "Effective: the run's, else the dataset's, else the language's; null: not compiled."
+
+
 class RunSummary(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [_RUN_EXAMPLE]})
 
@@ -212,14 +214,10 @@ class RunSummary(BaseModel):
     note: str | None = None
     tags: list[str] = Field(default_factory=list)
     archived: bool = Field(False, description="Archived runs leave the default list (`archived=true` shows them).")
-    time_limit_s: float = Field(description="Effective: the run's, else the dataset's, else the server default.")
-    memory_mb: int = Field(description="Effective: the run's, else the dataset's, else the server default.")
-    compile_time_limit_s: float | None = Field(
-        None, description="Effective: the run's, else the dataset's, else the language's; null: not compiled."
-    )
-    compile_memory_mb: int | None = Field(
-        None, description="Effective: the run's, else the dataset's, else the language's; null: not compiled."
-    )
+    time_limit_s: float = Field(description=_EFFECTIVE)
+    memory_mb: int = Field(description=_EFFECTIVE)
+    compile_time_limit_s: float | None = Field(None, description=_EFFECTIVE_COMPILE)
+    compile_memory_mb: int | None = Field(None, description=_EFFECTIVE_COMPILE)
     cache: bool
     currency: str | None = Field(None, description="Currency of the samples' `cost`.")
     created_at: datetime

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
+import httpx
 import pytest
 
 from tests.e2e.conftest import Stack, wait_for_run, wait_until
@@ -12,24 +15,34 @@ def _dataset(client, name: str) -> str:  # noqa: ANN001
     return client.post("/v1/datasets", json=body).raise_for_status().json()["id"]
 
 
-def _run(client, dataset_id: str, completions: list[str], **extra: object) -> list[dict]:  # noqa: ANN001
+def _submit(client, dataset_id: str, completions: list[str], **extra: object) -> str:  # noqa: ANN001
     body = {"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.0},
             "samples": [{"problem_id": "sq", "completion": c} for c in completions], **extra}
-    run_id = client.post("/v1/runs", json=body).raise_for_status().json()["id"]
+    return client.post("/v1/runs", json=body).raise_for_status().json()["id"]
+
+
+def _run(client, dataset_id: str, completions: list[str], **extra: object) -> list[dict]:  # noqa: ANN001
+    run_id = _submit(client, dataset_id, completions, **extra)
     run = wait_for_run(client, run_id)
     assert run["status"] == "completed", run
     return sorted(client.get(f"/v1/runs/{run_id}/samples").raise_for_status().json()["items"], key=lambda s: s["id"])
 
 
-def _fresh_workers(stack: Stack, concurrency: int):  # noqa: ANN202
-    stack.stop_workers()
-    stack.start_worker(concurrency=concurrency)
-    return stack.client()
+@pytest.fixture
+def workers(stack: Stack) -> Iterator[Callable[[int], httpx.Client]]:
+    """Restarts the workers with the given concurrency and returns a client; stops them after the test, pass or fail."""
+
+    def restart(concurrency: int) -> httpx.Client:
+        stack.stop_workers()
+        stack.start_worker(concurrency=concurrency)
+        return stack.client()
+
+    yield restart
 
 
 @pytest.mark.slow
-def test_identical_programs_run_once_and_reuse_the_verdict(stack: Stack) -> None:
-    client = _fresh_workers(stack, concurrency=1)
+def test_identical_programs_run_once_and_reuse_the_verdict(workers: Callable[[int], httpx.Client]) -> None:
+    client = workers(1)
     dataset_id = _dataset(client, "cache")
     right, wrong = "    return x * x\n", "    return x + x\n"
     first = _run(client, dataset_id, [right, right, wrong, right])
@@ -39,12 +52,11 @@ def test_identical_programs_run_once_and_reuse_the_verdict(stack: Stack) -> None
     assert [s["cached"] for s in again] == [True, True] and [s["verdict"] for s in again] == ["passed", "failed"]
     off = _run(client, dataset_id, [right, right], cache=False)
     assert [s["cached"] for s in off] == [False, False]
-    stack.stop_workers()
 
 
 @pytest.mark.slow
-def test_wall_clock_timeout_is_rerun_alone_and_recorded(stack: Stack) -> None:
-    client = _fresh_workers(stack, concurrency=2)
+def test_wall_clock_timeout_is_rerun_alone_and_recorded(workers: Callable[[int], httpx.Client]) -> None:
+    client = workers(2)
     dataset_id = _dataset(client, "rerun")
     sleeper = "    import time\n    time.sleep(30)\n    return x * x\n"
     looper = "    while True:\n        pass\n"
@@ -53,25 +65,18 @@ def test_wall_clock_timeout_is_rerun_alone_and_recorded(stack: Stack) -> None:
     assert by_completion[sleeper]["verdict"] == "timeout" and by_completion[sleeper]["rerun"] is True
     # A CPU-time timeout measures the program, not the machine: final at once, not re-run.
     assert by_completion[looper]["verdict"] == "timeout" and by_completion[looper]["rerun"] is False
-    stack.stop_workers()
 
 
 @pytest.mark.slow
-def test_a_rerun_does_not_hold_other_runs_samples(stack: Stack) -> None:
+def test_a_rerun_does_not_hold_other_runs_samples(workers: Callable[[int], httpx.Client]) -> None:
     # One claiming thread, so that on a worker whose claiming thread re-ran wall timeouts itself (and alone),
     # the other run could only start once the sleeper's re-run was over.
-    client = _fresh_workers(stack, concurrency=1)
+    client = workers(1)
     dataset_id = _dataset(client, "lane")
     sleeper = "    import time\n    time.sleep(300)\n    return x * x\n"
-    body = {"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.0}}
     # A 15 s CPU limit: the sleeper is stopped by the wall-clock limit (31 s), then re-run in the lane.
-    slow_id = client.post(
-        "/v1/runs", json={**body, "time_limit_s": 15.0, "samples": [{"problem_id": "sq", "completion": sleeper}]}
-    ).raise_for_status().json()["id"]
-    others = ["    return x * x\n", "    return x + x\n", "    return x ** 2\n"]
-    other_id = client.post(
-        "/v1/runs", json={**body, "samples": [{"problem_id": "sq", "completion": c} for c in others]}
-    ).raise_for_status().json()["id"]
+    slow_id = _submit(client, dataset_id, [sleeper], time_limit_s=15.0)
+    other_id = _submit(client, dataset_id, ["    return x * x\n", "    return x + x\n", "    return x ** 2\n"])
 
     other = wait_for_run(client, other_id)
     assert other["status"] == "completed" and other["progress"]["passed"] == 2
@@ -83,17 +88,16 @@ def test_a_rerun_does_not_hold_other_runs_samples(stack: Stack) -> None:
     assert slow["status"] == "completed"
     [sample] = client.get(f"/v1/runs/{slow_id}/samples").raise_for_status().json()["items"]
     assert sample["verdict"] == "timeout" and sample["rerun"] is True
-    stack.stop_workers()
 
 
 @pytest.mark.slow
-def test_a_stopping_worker_gives_back_the_reruns_it_has_not_started(stack: Stack) -> None:
-    client = _fresh_workers(stack, concurrency=1)
+def test_a_stopping_worker_gives_back_the_reruns_it_has_not_started(
+    stack: Stack, workers: Callable[[int], httpx.Client]
+) -> None:
+    client = workers(1)
     dataset_id = _dataset(client, "give-back")
     sleepers = [f"    import time\n    time.sleep(300)  # {i}\n    return x * x\n" for i in range(3)]
-    body = {"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.0}, "time_limit_s": 3.0,
-            "samples": [{"problem_id": "sq", "completion": c} for c in sleepers]}
-    run_id = client.post("/v1/runs", json=body).raise_for_status().json()["id"]
+    run_id = _submit(client, dataset_id, sleepers, time_limit_s=3.0)
 
     def states() -> dict[str, int]:
         return client.get(f"/v1/runs/{run_id}").raise_for_status().json()["progress"]["by_state"]
@@ -104,9 +108,8 @@ def test_a_stopping_worker_gives_back_the_reruns_it_has_not_started(stack: Stack
     # The running re-run was finished; the waiting one is back in the queue (no worker is left to reclaim it).
     assert states() == {"queued": 1, "leased": 0, "done": 2, "cancelled": 0}
 
-    client = _fresh_workers(stack, concurrency=1)
+    client = workers(1)
     run = wait_for_run(client, run_id)
     assert run["status"] == "completed"
     samples = client.get(f"/v1/runs/{run_id}/samples").raise_for_status().json()["items"]
     assert [(s["verdict"], s["rerun"]) for s in samples] == [("timeout", True)] * 3
-    stack.stop_workers()

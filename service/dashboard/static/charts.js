@@ -217,17 +217,20 @@ export function forestPlot(container, rows) {
   clear(container, svg);
 }
 
-/** Per-problem base vs candidate: points = [{x, y, cls, title}] in [0, 1]. */
-export function scatterPlot(container, points, { xLabel, yLabel }) {
+/**
+ * A square plot of two shares in [0, 1]: percent ticks every 25 %, the diagonal and both axis labels.
+ * Returns the svg and the scales; vertical grid lines only where asked.
+ */
+export function unitSquare({ cls, ariaLabel, xLabel, yLabel, verticals = false }) {
   const W = 360, H = 340, m = { l: 46, r: 12, t: 12, b: 42 };
   const iw = W - m.l - m.r, ih = H - m.t - m.b;
   const x = (v) => m.l + v * iw;
   const y = (v) => m.t + (1 - v) * ih;
-  const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart-svg scatter", role: "img", "aria-label": "per-problem scatter" });
+  const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, class: `chart-svg ${cls}`, role: "img", "aria-label": ariaLabel });
   const grid = s("g", { class: "grid" });
   for (let v = 0; v <= 1.0001; v += 0.25) {
     grid.append(s("line", { x1: m.l, x2: W - m.r, y1: y(v), y2: y(v) }));
-    grid.append(s("line", { x1: x(v), x2: x(v), y1: m.t, y2: H - m.b, class: "v" }));
+    if (verticals) grid.append(s("line", { x1: x(v), x2: x(v), y1: m.t, y2: H - m.b, class: "v" }));
     grid.append(s("text", { x: m.l - 6, y: y(v) + 4, class: "tick", "text-anchor": "end" }, `${Math.round(v * 100)}%`));
     grid.append(s("text", { x: x(v), y: H - m.b + 15, class: "tick", "text-anchor": "middle" }, `${Math.round(v * 100)}%`));
   }
@@ -235,6 +238,12 @@ export function scatterPlot(container, points, { xLabel, yLabel }) {
   grid.append(s("text", { x: m.l + iw / 2, y: H - 6, class: "axis-label", "text-anchor": "middle" }, xLabel));
   grid.append(s("text", { x: 12, y: m.t + ih / 2, class: "axis-label", "text-anchor": "middle", transform: `rotate(-90 12 ${m.t + ih / 2})` }, yLabel));
   svg.append(grid);
+  return { svg, x, y };
+}
+
+/** Per-problem base vs candidate: points = [{x, y, cls, title}] in [0, 1]. */
+export function scatterPlot(container, points, { xLabel, yLabel }) {
+  const { svg, x, y } = unitSquare({ cls: "scatter", ariaLabel: "per-problem scatter", xLabel, yLabel, verticals: true });
   // Problems at the same point (common: pass rates live on a c/n grid) share one dot, sized by count.
   const groups = new Map();
   for (const p of points) {

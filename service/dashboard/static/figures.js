@@ -2,7 +2,7 @@
 // calibration (GET /v1/runs/{id}/metrics; every interval on the same resampled problems as pass@k).
 // Shown only where the data exist; loaded once the run has finished problems.
 import { ApiError, api, boot, clear, h, num, pct } from "./common.js";
-import { curveChart, s } from "./charts.js";
+import { curveChart, s, unitSquare } from "./charts.js";
 import { figureText, fmt, ms } from "./figures-format.js";
 
 const { run_id: runId } = boot();
@@ -20,21 +20,8 @@ function stat(id, label, f, show, sub) {
 
 /** Reliability diagram: accuracy against mean confidence per bin, the diagonal is calibrated. */
 export function reliabilityDiagram(container, bins) {
-  const W = 360, H = 340, m = { l: 46, r: 12, t: 12, b: 42 };
-  const iw = W - m.l - m.r, ih = H - m.t - m.b;
-  const x = (v) => m.l + v * iw;
-  const y = (v) => m.t + (1 - v) * ih;
-  const svg = s("svg", { viewBox: `0 0 ${W} ${H}`, class: "chart-svg reliability", role: "img", "aria-label": "reliability diagram" });
-  const grid = s("g", { class: "grid" });
-  for (let v = 0; v <= 1.0001; v += 0.25) {
-    grid.append(s("line", { x1: m.l, x2: W - m.r, y1: y(v), y2: y(v) }));
-    grid.append(s("text", { x: m.l - 6, y: y(v) + 4, class: "tick", "text-anchor": "end" }, `${Math.round(v * 100)}%`));
-    grid.append(s("text", { x: x(v), y: H - m.b + 15, class: "tick", "text-anchor": "middle" }, `${Math.round(v * 100)}%`));
-  }
-  grid.append(s("line", { x1: x(0), y1: y(0), x2: x(1), y2: y(1), class: "diagonal" }));
-  grid.append(s("text", { x: m.l + iw / 2, y: H - 6, class: "axis-label", "text-anchor": "middle" }, "stated confidence"));
-  grid.append(s("text", { x: 12, y: m.t + ih / 2, class: "axis-label", "text-anchor": "middle", transform: `rotate(-90 12 ${m.t + ih / 2})` }, "share that passed"));
-  svg.append(grid);
+  const { svg, x, y } = unitSquare({ cls: "reliability", ariaLabel: "reliability diagram",
+    xLabel: "stated confidence", yLabel: "share that passed" });
   const filled = bins.filter((b) => b.count > 0);
   const most = Math.max(1, ...filled.map((b) => b.count));
   const bars = s("g", { class: "bins" });

@@ -40,6 +40,7 @@ from sqlalchemy.engine import make_url
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from passk_dev.localstack import LocalStack, wait_for_run  # noqa: E402
+from passk_dev.proc import process_cpu_s, tree_cpu_s  # noqa: E402
 
 PROBLEMS = 4
 PROMPT = "def work(n):\n"
@@ -132,30 +133,6 @@ def percentile(values: list[float], q: float) -> float:
         return float("nan")
     ordered = sorted(values)  # nearest rank
     return ordered[max(0, min(len(ordered) - 1, math.ceil(q / 100 * len(ordered)) - 1))]
-
-
-def process_cpu_s(pid: int | None) -> float:
-    if pid is None:
-        return 0.0
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
-def tree_cpu_s(pid: int | None) -> float:
-    """CPU seconds of a process and its live children (a postmaster and its backends)."""
-    if pid is None:
-        return 0.0
-    total = 0.0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(entry.name) == pid or int(fields[1]) == pid:
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    return total
 
 
 class CpuMeter:

@@ -35,6 +35,7 @@ from sqlalchemy import create_engine, func, insert, select, text
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from passk_dev.localstack import create_database, postgres_server  # noqa: E402
+from passk_dev.proc import parent_pid, tree_cpu_s  # noqa: E402
 from sandbox.executor import Outcome  # noqa: E402
 from sandbox.verdicts import Verdict  # noqa: E402
 from service.database import make_sync_engine, psycopg_url, make_sync_sessionmaker, transaction  # noqa: E402
@@ -130,26 +131,9 @@ def _postmaster(url: str) -> int:
     engine = make_sync_engine(url)
     with engine.connect() as connection:  # read while the backend lives: its parent is the postmaster
         backend = connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
-        parent = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        parent = parent_pid(backend)
     engine.dispose()
     return parent
-
-
-def _server_cpu_s(postmaster: int) -> float:
-    """CPU seconds of the server: the postmaster with its reaped children (cutime/cstime), and the live ones."""
-    ticks = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile: its time is in the postmaster's cutime
-            continue
-        if int(entry.name) == postmaster:
-            ticks += sum(int(f) for f in fields[11:15])
-        elif int(fields[1]) == postmaster:
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def deployment_durability(url: str) -> str:
@@ -171,7 +155,7 @@ def deployment_durability(url: str) -> str:
 def measure(url: str, workers: int, batch: int, seconds: float, processes: int) -> dict:
     processes = min(processes, workers)
     postmaster = _postmaster(url)
-    server_before, clients_before = _server_cpu_s(postmaster), os.times()
+    server_before, clients_before = tree_cpu_s(postmaster), os.times()
     shares = [workers // processes + (1 if i < workers % processes else 0) for i in range(processes)]
     start_at = time.time() + 2.0  # every process connected and ready
     pipes, procs = [], []
@@ -184,7 +168,7 @@ def measure(url: str, workers: int, batch: int, seconds: float, processes: int) 
     outs = [item for pipe in pipes for item in pipe.recv()]
     for proc in procs:
         proc.join()
-    server_cpu = _server_cpu_s(postmaster) - server_before
+    server_cpu = tree_cpu_s(postmaster) - server_before
     clients_after = os.times()
     client_cpu = (clients_after.children_user + clients_after.children_system
                   - clients_before.children_user - clients_before.children_system)

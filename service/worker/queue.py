@@ -26,15 +26,14 @@ from service.problems import program_for
 from service.states import ACTIVE_RUN_STATES, RunState, SampleState
 from service.worker.cache import cache_key
 from service.worker.results import (
-    finish_run_if_done,
     fixed,
     leased_by,
     lock_runs,
     lock_runs_of,
     notify,
-    number_events,
     requeued_state,
     run_cancelled,
+    settle_reclaimed,
 )
 
 runs, samples, problems, datasets = Run.__table__, Sample.__table__, Problem.__table__, Dataset.__table__
@@ -318,7 +317,7 @@ def reclaim_expired(session: Session, max_attempts: int) -> int:
         update(samples)
         .where(*expired, samples.c.run_id.in_(sorted(run_ids)))
         .values(
-            state=case((run_cancelled, SampleState.CANCELLED), (spent, SampleState.DONE), else_=SampleState.QUEUED),
+            state=requeued_state((spent, SampleState.DONE)),
             verdict=case((run_cancelled, None), (spent, Verdict.SANDBOX_ERROR)),
             detail=case(
                 (run_cancelled, "the run was cancelled while its worker was lost"),
@@ -329,9 +328,7 @@ def reclaim_expired(session: Session, max_attempts: int) -> int:
         )
         .returning(samples.c.id, samples.c.run_id, samples.c.state)
     ).all()
-    for run_id in run_ids:
-        number_events(session, run_id, [row.id for row in result if row.run_id == run_id and row.state == SampleState.DONE])
-        finish_run_if_done(session, run_id)
+    settle_reclaimed(session, run_ids, [row.id for row in result if row.state == SampleState.DONE])
     if any(row.state == SampleState.QUEUED for row in result):
         notify(session, SAMPLES_CHANNEL)
     return len(result)

@@ -13,8 +13,8 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
 from sqlalchemy import (
-    BigInteger, String, Text, all_, and_, any_, bindparam, case, cast, column, exists, false, func, literal,
-    literal_column, or_, select, true, tuple_, union, update,
+    String, Text, and_, any_, bindparam, case, cast, column, exists, false, func, literal_column, or_, select, true,
+    tuple_, update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB, array
 from sqlalchemy.orm import Session
@@ -48,15 +48,23 @@ def fixed(value: str | tuple[str, ...]):
 run_cancelled = exists().where(runs.c.id == samples.c.run_id, runs.c.status == fixed(RunState.CANCELLED))
 
 
-def requeued_state(*unless):
-    """The requeue rule: `queued` again, or `cancelled` where the run was cancelled meanwhile; `unless`: further
-    (condition, state) cases, after the cancelled run's (a reclaim ends a sample whose attempts are spent)."""
-    return case((run_cancelled, SampleState.CANCELLED), *unless, else_=SampleState.QUEUED)
+def requeued_state(*unless, cancelled=run_cancelled):
+    """The requeue rule: `queued` again, or `cancelled` where the run was cancelled meanwhile (`cancelled`: how the
+    statement sees that); `unless`: further (condition, state) cases, after the cancelled run's (a reclaim ends a
+    sample whose attempts are spent)."""
+    return case((cancelled, SampleState.CANCELLED), *unless, else_=SampleState.QUEUED)
 
 
 def leased_by(owner: object):
     """The rows this worker still holds (a lost lease guards every write)."""
     return [samples.c.state == fixed(SampleState.LEASED), samples.c.lease_owner == owner]
+
+
+def held_by(owner: object):
+    """leased_by for rows found by their primary key (a batch's): the same guard, written so that the planner cannot
+    use ix_samples_leased for it, which it would walk whole (every worker's leases, ~workers x batch rows, and for
+    each row written, in a nested loop) while taking it for a few rows."""
+    return [func.coalesce(samples.c.state == fixed(SampleState.LEASED), false()), samples.c.lease_owner == owner]
 
 
 def lock_runs(session: Session, run_ids: Iterable[uuid.UUID]) -> None:
@@ -82,75 +90,70 @@ def runs_in(param: str):
     return runs.c.id == any_(cast(bindparam(param), ARRAY(runs.c.id.type)))
 
 
-def queued_left(run_id):
-    """The run still has a queued sample: its first one, walking ix_samples_queued_run (`= ANY(ARRAY[run])` and the
-    index's order keep the planner off a sequential scan, which it takes for an EXISTS whose run it cannot see)."""
-    first = (
-        select(samples.c.id)
-        .where(samples.c.state == fixed(SampleState.QUEUED), samples.c.run_id == any_(array([run_id])))
-        .order_by(samples.c.run_id, samples.c.id)
-        .limit(1)
-        .scalar_subquery()
-    )
-    return first.is_not(None)
-
-
-def ended_run(ends, ran_now):
-    """The end-of-run rule, one for every path that finishes samples: where `ends`, the run is `completed` if
-    one of its samples ran (a verdict other than sandbox_error: `ran_now` in this statement, or one stored
-    before), else `failed`; it finishes now, and its callback (if it has one) becomes pending. Elsewhere the
-    columns keep their values. (CASE is lazy: the run's done samples are searched only when it ends.)"""
-    ran_before = exists().where(
+def ended_run():
+    """The end-of-run rule, one for every path that finishes samples: the run is `completed` if one of its
+    samples ran (a verdict other than sandbox_error), else `failed`; it finishes now, and its callback (if it has
+    one) becomes pending."""
+    ran = exists().where(
         samples.c.run_id == runs.c.id, samples.c.state == fixed(SampleState.DONE),
         samples.c.verdict != fixed(Verdict.SANDBOX_ERROR),
     )
-    values = {
-        "status": case((or_(ran_now, ran_before), RunState.COMPLETED), else_=RunState.FAILED),
+    return {
+        "status": case((ran, RunState.COMPLETED), else_=RunState.FAILED),
         "finished_at": func.now(),
         "callback_state": case((runs.c.callback_url.is_not(None), CallbackState.PENDING)),
     }
-    return {name: case((ends, value), else_=runs.c[name]) for name, value in values.items()}
 
 
-def _settle(mine):
-    """The shared part of a record and of a reclaim, on `mine` (a CTE of samples: id, run_id, `numbered`: it gets
-    an event number now, `finishing`: this statement finishes it (it is still leased in its snapshot), `ran`:
-    finished now with a verdict other than sandbox_error), for the runs in :run_ids (locked by the caller).
+# Statement 2 of a record or a reclaim, only when a run ended (its row is locked by statement 1): a new statement,
+# so its snapshot holds every sample finished before, this transaction's included.
+_END = (
+    update(runs)
+    .where(runs_in("run_ids"), runs.c.status.in_(fixed(ACTIVE_RUN_STATES)))
+    .values(**ended_run())
+    .returning(runs.c.callback_url)
+)
 
-    Numbering: each run's numbered samples get the run's next event numbers in id order (`base + k`), and the
-    run's `events` grows by their count, in the UPDATE of its row, under its lock (held to commit), so numbers
-    become visible in order: a reader that saw event N has seen every event below N. End of run: an active run
-    with no queued sample and no leased one but those finishing now ends (ended_run). Returns the samples'
-    source (mine with `base` and `k`: event = base + k where numbered) and the statement's result, pg_notify at
-    commit: passk_events for each run numbered or ended, passk_callbacks if an ended run has a callback."""
+
+def _settle(mine_of):
+    """The shared part of a record and of a reclaim, for the runs in :run_ids: lock them (in id order, the first
+    thing the statement does), then `mine_of(locked)`: a CTE of the samples concerned (id, run_id and `numbered`:
+    it gets an event number now), which must lock its samples (FOR UPDATE, after `locked`: the lock order) so that
+    it reads their current versions, not the statement's snapshot, taken before it waited for the runs.
+
+    Numbering: each run's numbered samples get the run's next event numbers in id order (`base + k`) and the run's
+    `events` grows by their count, in the UPDATE of its row, under its lock (held to commit), so numbers become
+    visible in order: a reader that saw event N has seen every event below N. `events` thereby counts the run's
+    done samples (each is numbered once, when it becomes done), so an active run ends when `events` reaches its
+    `sample_count`: read from the locked row, current whatever the snapshot (no search of its samples).
+    Returns (locked, mine, the samples' source: mine with `base` and `k`, the statement: one row per run numbered
+    or ended: id, ends, and pg_notify('passk_events', id), sent at commit)."""
+    locked = (
+        select(runs.c.id, runs.c.status, runs.c.events, runs.c.sample_count)
+        .where(runs_in("run_ids"))
+        .order_by(runs.c.id)
+        .with_for_update()
+        .cte("locked")
+    )
+    mine = mine_of(locked)
     per_run = (
         select(
-            runs.c.id.label("run_id"),
-            runs.c.status.in_(fixed(ACTIVE_RUN_STATES)).label("active"),
+            locked.c.id.label("run_id"),
             func.count().filter(mine.c.numbered).label("n"),
-            func.coalesce(func.array_agg(mine.c.id).filter(mine.c.finishing), array([], type_=BigInteger)).label("finishing"),
-            func.coalesce(func.bool_or(mine.c.ran), false()).label("ran_now"),
+            and_(
+                locked.c.status.in_(fixed(ACTIVE_RUN_STATES)),
+                locked.c.events + func.count().filter(mine.c.numbered) >= locked.c.sample_count,
+            ).label("ends"),
         )
-        .select_from(runs.outerjoin(mine, mine.c.run_id == runs.c.id))
-        .where(runs_in("run_ids"))
-        .group_by(runs.c.id)
+        .select_from(locked.outerjoin(mine, mine.c.run_id == locked.c.id))
+        .group_by(locked.c.id, locked.c.status, locked.c.events, locked.c.sample_count)
         .subquery("per_run")
-    )
-    leased_left = exists().where(
-        samples.c.run_id == per_run.c.run_id, samples.c.state == fixed(SampleState.LEASED),
-        samples.c.id != all_(per_run.c.finishing),
-    )
-    # Materialized: `ends` is evaluated once per run, not once for each column that reads it.
-    ending = (
-        select(per_run, and_(per_run.c.active, ~queued_left(per_run.c.run_id), ~leased_left).label("ends"))
-        .cte("ending")
-        .prefix_with("MATERIALIZED")
     )
     bumped = (
         update(runs)
-        .where(runs.c.id == ending.c.run_id, or_(ending.c.n > 0, ending.c.ends))
-        .values(events=runs.c.events + ending.c.n, **ended_run(ending.c.ends, ending.c.ran_now))
-        .returning(runs.c.id, (runs.c.events - ending.c.n).label("base"), ending.c.ends, runs.c.callback_url)
+        .where(runs.c.id == per_run.c.run_id, or_(per_run.c.n > 0, per_run.c.ends))
+        .values(events=runs.c.events + per_run.c.n)
+        .returning(runs.c.id, (runs.c.events - per_run.c.n).label("base"), per_run.c.ends)
         .cte("bumped")
     )
     k = func.row_number().over(partition_by=(mine.c.run_id, mine.c.numbered), order_by=mine.c.id)
@@ -160,16 +163,24 @@ def _settle(mine):
         .select_from(ranked.outerjoin(bumped, bumped.c.id == ranked.c.run_id))
         .subquery("m")
     )
-    sent = union(
-        select(literal(EVENTS_CHANNEL).label("channel"), cast(bumped.c.id, Text).label("payload")),
-        select(literal(CALLBACKS_CHANNEL), literal("")).where(bumped.c.ends, bumped.c.callback_url.is_not(None)),
-    ).subquery("sent")
-    return source, select(func.pg_notify(sent.c.channel, sent.c.payload))
+    return locked, mine, source, select(bumped.c.id, bumped.c.ends, func.pg_notify(EVENTS_CHANNEL, cast(bumped.c.id, Text)))
+
+
+def _after(locked):
+    """A condition true once every row of `locked` is locked (an InitPlan, evaluated before the scan it filters)."""
+    return select(func.count()).select_from(locked).scalar_subquery() >= 0
 
 
 def event_number(source):
     """A sample's event: the next of its run's when `numbered` (see _settle), else the one it has."""
     return case((source.c.numbered, source.c.base + source.c.k), else_=samples.c.event)
+
+
+def end_runs(session: Session, settled) -> None:
+    """Statement 2 (only when one ended): the end-of-run rule on the runs that `settled` (_settle's rows) ended."""
+    ended = [row.id for row in settled if row.ends]
+    if ended and any(url is not None for url in session.execute(_END, {"run_ids": ended}).scalars()):
+        notify(session, CALLBACKS_CHANNEL)
 
 
 # The outcomes of a record, one array parameter per column (`<column>_values`, typed as the samples' columns; not
@@ -184,33 +195,31 @@ _RECORDED = tuple(_OUTCOME_TYPES)
 
 
 def _record_statement():
-    """Everything a record does once its runs are locked, in one statement (one round trip while the run rows
-    are held): finish the samples (lease-guarded) and number them (_settle), put the retried ones back in the
-    queue (requeued_state), bump each run's event count and end the runs with nothing left, then notify (sent
-    at commit). It runs after lock_runs, so its snapshot already holds every record of these runs committed
-    before (the end-of-run check sees them); its own samples are still `leased` in that snapshot, hence
-    `finishing`. Every samples row it writes is guarded by the lease."""
+    """A record in one statement, which takes the runs' locks itself (_settle), so they are held only for the
+    rest of it and the commit: finish the samples (lease-guarded) and number them, put the retried ones back in
+    the queue (requeued_state), bump each run's event count, then notify (sent at commit). Every samples row it
+    writes is guarded by the lease (a reclaim that took one while it waited for the run is seen: `mine` locks
+    the rows and reads their current versions)."""
     outcomes = (
         func.unnest(*(cast(bindparam(f"{name}_values"), ARRAY(type_)) for name, type_ in _OUTCOME_TYPES.items()))
         .table_valued(*(column(name, type_) for name, type_ in _OUTCOME_TYPES.items()))
         .render_derived(name="o")
     )
     owner = bindparam("owner")
-    mine = (
-        select(
-            outcomes, samples.c.run_id,
-            and_(samples.c.event.is_(None), outcomes.c.retry.is_(None)).label("numbered"),
-            outcomes.c.retry.is_(None).label("finishing"),
-            and_(outcomes.c.retry.is_(None), outcomes.c.verdict != fixed(Verdict.SANDBOX_ERROR)).label("ran"),
+
+    def mine_of(locked):
+        return (
+            select(outcomes, samples.c.run_id, and_(samples.c.event.is_(None), outcomes.c.retry.is_(None)).label("numbered"))
+            .join_from(outcomes, samples, samples.c.id == outcomes.c.id)
+            .where(*held_by(owner), _after(locked))
+            .with_for_update(of=samples)
+            .cte("mine")
         )
-        .join_from(outcomes, samples, samples.c.id == outcomes.c.id)
-        .where(*leased_by(owner))
-        .cte("mine")
-    )
-    source, sent = _settle(mine)
+
+    locked, mine, source, settled = _settle(mine_of)
     finished = (
         update(samples)
-        .where(samples.c.id == source.c.id, source.c.retry.is_(None), *leased_by(owner))
+        .where(samples.c.id == source.c.id, source.c.retry.is_(None), *held_by(owner))
         .values(
             state=SampleState.DONE, finished_at=func.now(), lease_owner=None, lease_expires_at=None,
             failure=cast(source.c.failure, JSONB), **{name: source.c[name] for name in (*OUTCOME_COLUMNS, "cached", "rerun")},
@@ -218,31 +227,37 @@ def _record_statement():
         )
         .cte("finished")
     )
+    # The run's status as locked (current), not as in the snapshot: a cancel committed while this waited is seen.
     retried = (
         update(samples)
-        .where(samples.c.id == mine.c.id, mine.c.retry.is_not(None), *leased_by(owner))
-        .values(state=requeued_state(), detail=mine.c.retry, lease_owner=None, lease_expires_at=None)
+        .where(samples.c.id == mine.c.id, mine.c.retry.is_not(None), locked.c.id == mine.c.run_id, *held_by(owner))
+        .values(
+            state=requeued_state(cancelled=locked.c.status == fixed(RunState.CANCELLED)), detail=mine.c.retry,
+            lease_owner=None, lease_expires_at=None,
+        )
         .cte("retried")
     )
-    return sent.add_cte(finished, retried)
+    return settled.add_cte(finished, retried)
 
 
 def _reclaimed_statement():
-    """After a reclaim (runs locked): number the samples in :ids that it finished (their attempts spent), end
-    the runs in :run_ids with nothing left, and notify: the same _settle as a record."""
-    mine = (
-        select(
-            samples.c.id, samples.c.run_id, true().label("numbered"), false().label("finishing"), false().label("ran"),
+    """After a reclaim (its runs locked already): number the samples in :ids that it finished (their attempts
+    spent) and bump the runs' events, the same _settle as a record."""
+
+    def mine_of(locked):
+        return (
+            select(samples.c.id, samples.c.run_id, true().label("numbered"))
+            .where(
+                samples.c.id == any_(cast(bindparam("ids"), ARRAY(samples.c.id.type))),
+                samples.c.state == fixed(SampleState.DONE), samples.c.event.is_(None), _after(locked),
+            )
+            .with_for_update(of=samples)
+            .cte("mine")
         )
-        .where(
-            samples.c.id == any_(cast(bindparam("ids"), ARRAY(samples.c.id.type))),
-            samples.c.state == fixed(SampleState.DONE), samples.c.event.is_(None),
-        )
-        .cte("mine")
-    )
-    source, sent = _settle(mine)
+
+    _, _, source, settled = _settle(mine_of)
     numbered = update(samples).where(samples.c.id == source.c.id).values(event=event_number(source)).cte("numbered")
-    return sent.add_cte(numbered)
+    return settled.add_cte(numbered)
 
 
 _RECORD, _RECLAIMED = _record_statement(), _reclaimed_statement()
@@ -259,8 +274,9 @@ def record_outcomes(
 ) -> None:
     """Store verdicts (and new cache entries); a sandbox_error with attempts left goes back to the queue.
 
-    Two statements while the runs' rows are held: lock_runs, then _RECORD (plus the cache's insert when there
-    are new entries); records of one run are serial, so everything else is prepared before the lock."""
+    Records of one run are serial (numbered under its row lock), so the lock is held for as little as possible:
+    everything is prepared, and new cache entries stored, before _RECORD, which takes the runs' locks itself;
+    then only the commit (and, once per run, _END when it ended)."""
     columns: dict[str, list] = {f"{name}_values": [] for name in _RECORDED}
     fresh: dict[str, Outcome] = {}
     for sample, outcome in zip(claimed, outcomes, strict=True):
@@ -276,12 +292,11 @@ def record_outcomes(
     run_ids = sorted({sample.run_id for sample in claimed})
     if not run_ids:
         return
-    lock_runs(session, run_ids)
-    session.execute(_RECORD, {**columns, "owner": owner, "run_ids": run_ids})
     store_cache(session, fresh)
+    end_runs(session, session.execute(_RECORD, {**columns, "owner": owner, "run_ids": run_ids}).all())
 
 
 def settle_reclaimed(session: Session, run_ids: Collection[uuid.UUID], finished_ids: Collection[int]) -> None:
-    """After reclaim_expired (the runs already locked): number the samples it finished, end the runs with nothing
-    left and notify, in one statement (_RECLAIMED)."""
-    session.execute(_RECLAIMED, {"run_ids": sorted(run_ids), "ids": sorted(finished_ids)})
+    """After reclaim_expired (the runs already locked): number the samples it finished and end the runs with
+    nothing left (_RECLAIMED, then _END if one ended)."""
+    end_runs(session, session.execute(_RECLAIMED, {"run_ids": sorted(run_ids), "ids": sorted(finished_ids)}).all())

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from types import SimpleNamespace
 
-from sqlalchemy import UUID, Interval, Row, and_, any_, bindparam, case, func, select, true, union_all, update
+from sqlalchemy import UUID, Interval, Row, Text, and_, any_, bindparam, case, cast, func, select, true, union_all, update
 from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.orm import Session
 
@@ -61,21 +61,40 @@ class ClaimedSample:
 def _candidate_runs():
     """Which runs to serve first: the preferred priority, then the API key holding the fewest leased samples
     (keys share the workers at equal priority), then the oldest run. No locks: _CLAIM locks what it takes."""
-    held, holder = samples.alias("l"), runs.alias("k")
-    # Counted once per claim for every key (one pass over the leased samples' partial index), not once per run.
+    held, holder, any_run = samples.alias("l"), runs.alias("k"), runs.alias("a")
+    active = runs.c.status.in_(fixed(ACTIVE_RUN_STATES))
+    # Counted once per claim for every key (one pass over the leased samples' partial index), not once per run,
+    # and only when the active runs belong to more than one key (the count cannot order runs of one key): the
+    # pass reads every worker's leases (~workers x batch rows), a cost per claim that grows with the workers.
     leased_by_key = (
         select(holder.c.api_key_id, func.count().label("leased"))
         .select_from(held.join(holder, holder.c.id == held.c.run_id))
         .where(held.c.state == fixed(SampleState.LEASED), holder.c.status.in_(fixed(ACTIVE_RUN_STATES)))
         .group_by(holder.c.api_key_id)
-        .subquery("leased_by_key")
+        .cte("leased_by_key")
+        .prefix_with("MATERIALIZED")
+    )
+    keys = (
+        select(func.count(func.distinct(func.coalesce(cast(any_run.c.api_key_id, Text), ""))))
+        .where(any_run.c.status.in_(fixed(ACTIVE_RUN_STATES)))
+    )
+    leased = case(
+        (
+            keys.scalar_subquery() > 1,
+            func.coalesce(
+                select(leased_by_key.c.leased)
+                .where(leased_by_key.c.api_key_id.is_not_distinct_from(runs.c.api_key_id))
+                .scalar_subquery(),
+                0,
+            ),
+        ),
+        else_=0,
     )
     has_queued = select(1).where(samples.c.run_id == runs.c.id, samples.c.state == fixed(SampleState.QUEUED)).exists()
     return (
         select(runs.c.id)
-        .select_from(runs.outerjoin(leased_by_key, leased_by_key.c.api_key_id.is_not_distinct_from(runs.c.api_key_id)))
-        .where(runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), has_queued)
-        .order_by(runs.c.priority != bindparam("first"), func.coalesce(leased_by_key.c.leased, 0), runs.c.created_at, runs.c.id)
+        .where(active, has_queued)
+        .order_by(runs.c.priority != bindparam("first"), leased, runs.c.created_at, runs.c.id)
         .limit(8)
     )
 

@@ -41,7 +41,14 @@ async def commit_now(session: AsyncSession) -> None:
     """Commit the request's one transaction before the response, for a route that then waits on what it
     stored (`POST /v1/runs?wait=`, `POST /run_code`); get_session's own commit is then a no-op."""
     await session.commit()
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+async def _settings_dependency(request: Request) -> Settings:
+    # Async on purpose: FastAPI runs a plain `def` dependency in a worker thread, a thread hop per request.
+    return get_settings(request)
+
+
+SettingsDep = Annotated[Settings, Depends(_settings_dependency)]
 
 
 def etag_matches(request: Request, etag: str) -> bool:

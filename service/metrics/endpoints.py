@@ -103,12 +103,12 @@ async def get_metrics(
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     if etag_matches(request, etag):
         return Response(status_code=304, headers=headers)
-    cache = _metrics_cache(request)
-    metrics = cache.get(etag)
-    if metrics is None:
+    async def render() -> bytes:
         metrics = await metrics_service.run_metrics(session, run_id, options, diversity=diversity, bins=bins)
-        cache.put(etag, metrics)
-    return JSONResponse(jsonable_encoder(metrics), headers=headers)
+        return JSONResponse(jsonable_encoder(metrics)).body
+
+    body = await _metrics_cache(request).get_or_compute(etag, render)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 def _metrics_cache(request: Request) -> metrics_service.MetricsCache:

@@ -1,4 +1,5 @@
-"""The run metrics cache: polls that miss at the same moment share one computation."""
+"""Shared computations: the run metrics cache (polls that miss at the same moment) and the run status
+coalescer (polls received in the same event-loop turn)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 import pytest
 
 from service.metrics.service import MetricsCache
+from service.runs.coalesce import Coalescer
 
 
 async def test_concurrent_misses_compute_once_and_later_polls_hit() -> None:
@@ -59,3 +61,21 @@ async def test_waiters_compute_themselves_when_the_computing_request_is_cancelle
     with pytest.raises(asyncio.CancelledError):
         await first
     assert await waiter == b"mine"
+
+
+async def test_requests_of_one_turn_share_a_computation_and_later_ones_start_their_own() -> None:
+    coalescer: Coalescer[int] = Coalescer()
+    calls = []
+
+    async def compute() -> int:
+        calls.append(1)
+        number = len(calls)
+        await asyncio.sleep(0.01)
+        return number
+
+    together = await asyncio.gather(*(coalescer.run("run", compute) for _ in range(5)))
+    assert together == [1] * 5 and len(calls) == 1
+    first = asyncio.create_task(coalescer.run("run", compute))
+    await asyncio.sleep(0.001)  # the first computation has started: a new request must not get its answer
+    assert await coalescer.run("run", compute) == 3 and await first == 2
+    assert await coalescer.run("other", compute) == 4

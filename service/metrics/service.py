@@ -34,6 +34,7 @@ from service.metrics.schemas import (
     RunMetrics,
 )
 from service.models import Run
+from service.runs.coalesce import resolve_with
 from service.runs.schemas import VerdictCounts, coverage
 from service.statistics import KTooLarge, per_problem_estimates
 from service.statistics.calibration import CalibrationSummary, calibration_summary
@@ -229,20 +230,12 @@ class MetricsCache:
 
     async def _compute(self, etag: str, compute: Callable[[], Awaitable[bytes]]) -> bytes:
         future: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
-        future.add_done_callback(lambda done: done.exception())  # retrieved even when nobody waits
         self._pending[etag] = future
         try:
-            metrics = await compute()
-        except Exception as exc:  # the same answer for every waiter (a 422 for a k too large, say)
-            future.set_exception(exc)
-            raise
-        except BaseException:
-            future.set_result(None)
-            raise
+            metrics = await resolve_with(future, compute)
         finally:
             del self._pending[etag]
         self.put(etag, metrics)
-        future.set_result(metrics)
         return metrics
 
 

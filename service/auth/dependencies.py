@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.auth import repository
 from service.auth.cache import VerifiedKeys
 from service.auth.sessions import SESSION_COOKIE, verify_session
-from service.dependencies import SessionDep, get_settings, openapi_error
+from service.dependencies import SessionDep, app_singleton, get_settings, openapi_error
 from service.exceptions import APIError
 
 READ_METHODS = {"GET", "HEAD", "OPTIONS"}
@@ -67,11 +67,7 @@ def _raw_key(request: Request) -> str | None:
 
 
 def _verified_keys(request: Request) -> VerifiedKeys[Principal]:
-    # One cache per application, made on first use (as /v1/status's figures).
-    cache = getattr(request.app.state, "verified_keys", None)
-    if cache is None:
-        cache = request.app.state.verified_keys = VerifiedKeys(get_settings(request).api_key_cache_s)
-    return cache
+    return app_singleton(request, "verified_keys", lambda: VerifiedKeys(get_settings(request).api_key_cache_s))
 
 
 async def optional_principal(request: Request, session: AsyncSession) -> Principal | None:

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 
-from service.dependencies import SessionDep, etag_matches, openapi_invalid_input
+from service.dependencies import SessionDep, app_singleton, etag_matches, openapi_invalid_input
 from service.metrics import service as metrics_service
 from service.metrics.schemas import IntervalMethod, ProblemResults, RunMetrics
 from service.runs.endpoints import RUN_NOT_FOUND
@@ -112,11 +112,7 @@ async def get_metrics(
 
 
 def _metrics_cache(request: Request) -> metrics_service.MetricsCache:
-    # One cache per application, made on first use (as /v1/status's figures).
-    cache = getattr(request.app.state, "metrics_cache", None)
-    if cache is None:
-        cache = request.app.state.metrics_cache = metrics_service.MetricsCache()
-    return cache
+    return app_singleton(request, "metrics_cache", metrics_service.MetricsCache)
 
 
 @router.get(

@@ -17,7 +17,7 @@ from service import idempotency
 from service.datasets.schemas import StorableStr
 from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import event_stream, wait_for_run_end
-from service.dependencies import SessionDep, SettingsDep, commit_now, etag_matches, openapi_422, openapi_error, openapi_invalid_input
+from service.dependencies import SessionDep, SettingsDep, app_singleton, commit_now, etag_matches, openapi_422, openapi_error, openapi_invalid_input
 from service.exceptions import InvalidInput
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
@@ -168,11 +168,7 @@ async def get_run(run_id: uuid.UUID, request: Request, session: SessionDep, sett
 
 
 def _status_polls(request: Request) -> Coalescer[bytes]:
-    # One per application, made on first use (as the metrics cache).
-    coalescer = getattr(request.app.state, "run_status_polls", None)
-    if coalescer is None:
-        coalescer = request.app.state.run_status_polls = Coalescer()
-    return coalescer
+    return app_singleton(request, "run_status_polls", Coalescer)
 
 
 _CANCEL_RESPONSES: dict[int | str, dict[str, Any]] = {

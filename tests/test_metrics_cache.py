@@ -79,3 +79,18 @@ async def test_requests_of_one_turn_share_a_computation_and_later_ones_start_the
     await asyncio.sleep(0.001)  # the first computation has started: a new request must not get its answer
     assert await coalescer.run("run", compute) == 3 and await first == 2
     assert await coalescer.run("other", compute) == 4
+
+
+async def test_joiners_compute_themselves_when_the_first_request_goes_away_before_computing() -> None:
+    coalescer: Coalescer[str] = Coalescer()
+
+    async def compute() -> str:
+        return "answer"
+
+    first = asyncio.create_task(coalescer.run("run", compute))
+    joiner = asyncio.create_task(coalescer.run("run", compute))
+    await asyncio.sleep(0)  # first waits for its turn to end, the joiner for first's answer
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert await asyncio.wait_for(joiner, 5) == "answer"

@@ -46,6 +46,9 @@ class Coalescer(Generic[T]):
         self._forming[key] = future
         try:
             await asyncio.sleep(0)  # the requests already received for this key join now...
+        except BaseException:  # cancelled before computing: the joiners compute for themselves
+            future.set_result(None)
+            raise
         finally:
             del self._forming[key]  # ...later ones start their own computation
         return await resolve_with(future, compute)

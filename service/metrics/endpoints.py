@@ -103,6 +103,7 @@ async def get_metrics(
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     if etag_matches(request, etag):
         return Response(status_code=304, headers=headers)
+
     async def render() -> bytes:
         metrics = await metrics_service.run_metrics(session, run_id, options, diversity=diversity, bins=bins)
         return JSONResponse(jsonable_encoder(metrics)).body

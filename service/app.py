@@ -78,7 +78,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Creating the engine does not connect, so the API starts (and /healthz answers 503) with the DB down.
         # initdb and pg_ctl (embedded development database) block for seconds: not on the event loop.
-        engine = make_async_engine(await anyio.to_thread.run_sync(resolve_database_url, settings))
+        engine = make_async_engine(
+            await anyio.to_thread.run_sync(resolve_database_url, settings), pool_size=settings.api_db_pool_size
+        )
         app.state.engine = engine
         app.state.sessionmaker = make_async_sessionmaker(engine)
         dispatcher = Dispatcher(app, settings)

@@ -7,9 +7,9 @@ failed commit is a 5xx instead of a 2xx for data that was never stored.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,6 +18,8 @@ from service.database import session_scope
 from service.exceptions import InvalidInput
 from service.settings import Settings
 from service.settings import get_settings as _default_settings
+
+T = TypeVar("T")
 
 # session_scope is the one commit/rollback policy; as a context manager, an exception raised
 # by the endpoint is thrown into it (rollback) rather than left to garbage collection.
@@ -41,7 +43,23 @@ async def commit_now(session: AsyncSession) -> None:
     """Commit the request's one transaction before the response, for a route that then waits on what it
     stored (`POST /v1/runs?wait=`, `POST /run_code`); get_session's own commit is then a no-op."""
     await session.commit()
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+
+
+async def _settings_dependency(request: Request) -> Settings:
+    # Async on purpose: FastAPI runs a plain `def` dependency in a worker thread, a thread hop per request.
+    return get_settings(request)
+
+
+SettingsDep = Annotated[Settings, Depends(_settings_dependency)]
+
+
+def app_singleton(request: Request, name: str, make: Callable[[], T]) -> T:
+    """The application's one `name` (a cache, a coalescer), made by make() on first use."""
+    found = getattr(request.app.state, name, None)
+    if found is None:
+        found = make()
+        setattr(request.app.state, name, found)
+    return found
 
 
 def etag_matches(request: Request, etag: str) -> bool:

@@ -86,6 +86,13 @@ class Settings(BaseSettings):
     max_queued_total: int = Field(2_000_000, ge=1)
     # Longest `POST /v1/runs?wait=` and `/run_code` wait.
     max_wait_s: float = Field(300.0, gt=0)
+    # How long an API process trusts a key it has verified without asking the database again (0: never).
+    # A key revoked by another process (`passk keys revoke`) keeps working here for up to this long.
+    api_key_cache_s: float = Field(10.0, ge=0, le=300)
+    # Database connections an API process keeps open (SQLAlchemy's pool_size; up to 10 more while busy,
+    # closed when returned). Below the number of concurrent requests, every burst of polls opens and closes
+    # connections: a new PostgreSQL backend each, which costs more CPU than the polls' queries.
+    api_db_pool_size: int = Field(20, ge=1, le=1000)
 
     # Webhooks: HMAC-SHA256 key (defaults to the secret key), attempts, first back-off, request timeout,
     # and the operator's allowlist of otherwise refused (private, loopback, link-local) networks, e.g.

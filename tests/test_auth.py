@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import uuid
+
 import httpx
+from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.app import create_app
+from service.auth.cache import VerifiedKeys, forget_everywhere
+from service.auth.dependencies import Principal
 from service.auth.repository import create_key, revoke_key
+from service.dependencies import get_session
+from service.settings import Settings
 from tests.conftest import create_dataset
 
 
@@ -58,3 +66,79 @@ async def test_session_cookie_login(anonymous_client: httpx.AsyncClient, api_key
     assert listed.status_code == 200
     forged = await anonymous_client.get("/v1/datasets", cookies={"passk_session": cookie[:-4] + "0000"})
     assert forged.status_code == 401
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def _revoke_elsewhere(db_session: AsyncSession, key_id: object) -> None:
+    """What `passk keys revoke` in another process does: the row only, this process's caches untouched."""
+    await db_session.execute(text("UPDATE api_keys SET revoked_at = now() WHERE id = :id"), {"id": key_id})
+    await db_session.commit()
+
+
+async def test_a_key_revoked_elsewhere_is_refused_once_its_cache_entry_expires(
+    app: FastAPI, anonymous_client: httpx.AsyncClient, db_session: AsyncSession
+) -> None:
+    clock = _Clock()
+    app.state.verified_keys = VerifiedKeys(app.state.settings.api_key_cache_s, clock=clock)
+    key, raw = await db_session.run_sync(lambda s: create_key(s, "revoked elsewhere", ["read"]))
+    await db_session.commit()
+    headers = {"Authorization": f"Bearer {raw}"}
+    assert (await anonymous_client.get("/v1/datasets", headers=headers)).status_code == 200
+    await _revoke_elsewhere(db_session, key.id)
+    # Within the cache's lifetime this process still trusts the key it verified (the documented lag)...
+    clock.now += app.state.settings.api_key_cache_s - 0.5
+    assert (await anonymous_client.get("/v1/datasets", headers=headers)).status_code == 200
+    # ...and asks the database again once it expires.
+    clock.now += 1.0
+    refused = await anonymous_client.get("/v1/datasets", headers=headers)
+    assert refused.status_code == 401 and refused.json()["detail"] == "invalid or revoked API key"
+
+
+async def test_a_session_cookie_of_a_key_revoked_elsewhere_ends_when_its_cache_entry_expires(
+    app: FastAPI, anonymous_client: httpx.AsyncClient, db_session: AsyncSession
+) -> None:
+    clock = _Clock()
+    app.state.verified_keys = VerifiedKeys(5.0, clock=clock)
+    key, raw = await db_session.run_sync(lambda s: create_key(s, "cookie", ["read"]))
+    await db_session.commit()
+    cookie = (await anonymous_client.post("/v1/session", json={"api_key": raw})).cookies["passk_session"]
+    assert (await anonymous_client.get("/v1/datasets", cookies={"passk_session": cookie})).status_code == 200
+    await _revoke_elsewhere(db_session, key.id)
+    assert (await anonymous_client.get("/v1/datasets", cookies={"passk_session": cookie})).status_code == 200
+    clock.now += 5.0
+    assert (await anonymous_client.get("/v1/datasets", cookies={"passk_session": cookie})).status_code == 401
+
+
+async def test_without_a_key_cache_revocation_elsewhere_is_immediate(
+    settings: Settings, db_session: AsyncSession
+) -> None:
+    app = create_app(settings.model_copy(update={"api_key_cache_s": 0.0}))
+    app.dependency_overrides[get_session] = lambda: db_session
+    key, raw = await db_session.run_sync(lambda s: create_key(s, "uncached", ["read"]))
+    await db_session.commit()
+    headers = {"Authorization": f"Bearer {raw}"}
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://test"
+    ) as client:
+        assert (await client.get("/v1/datasets", headers=headers)).status_code == 200
+        await _revoke_elsewhere(db_session, key.id)
+        assert (await client.get("/v1/datasets", headers=headers)).status_code == 401
+
+
+def test_the_key_cache_keeps_only_its_newest_entries_and_forgets_a_revoked_key() -> None:
+    cache: VerifiedKeys[Principal] = VerifiedKeys(60.0, kept=2)
+    principals = [Principal(uuid.uuid4(), f"k{i}", frozenset({"read"})) for i in range(3)]
+    for i, principal in enumerate(principals):
+        cache.put(cache.of_raw(f"raw{i}"), principal)
+    assert cache.get(cache.of_raw("raw0")) is None
+    assert cache.get(cache.of_raw("raw2")) == principals[2]
+    cache.put(cache.of_id(principals[2].key_id), principals[2])
+    forget_everywhere(principals[2].key_id)
+    assert cache.get(cache.of_raw("raw2")) is None and cache.get(cache.of_id(principals[2].key_id)) is None

@@ -16,8 +16,9 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.auth import repository
+from service.auth.cache import VerifiedKeys
 from service.auth.sessions import SESSION_COOKIE, verify_session
-from service.dependencies import SessionDep, get_settings, openapi_error
+from service.dependencies import SessionDep, app_singleton, get_settings, openapi_error
 from service.exceptions import APIError
 
 READ_METHODS = {"GET", "HEAD", "OPTIONS"}
@@ -65,20 +66,40 @@ def _raw_key(request: Request) -> str | None:
     return request.headers.get("x-api-key") or None
 
 
+def _verified_keys(request: Request) -> VerifiedKeys[Principal]:
+    return app_singleton(request, "verified_keys", lambda: VerifiedKeys(get_settings(request).api_key_cache_s))
+
+
 async def optional_principal(request: Request, session: AsyncSession) -> Principal | None:
-    """The caller, if any credential is presented and valid; raises 401 for a bad key."""
+    """The caller, if any credential is presented and valid; raises 401 for a bad key.
+
+    A key verified in the last `api_key_cache_s` seconds is taken from this process's cache (service/auth/cache.py).
+    """
+    cache = _verified_keys(request)
     raw = _raw_key(request)
     if raw is not None:
+        credential = cache.of_raw(raw)
+        if (principal := cache.get(credential)) is not None:
+            return principal
         key = await repository.find_active_by_raw(session, raw)
         if key is None:
             raise Unauthorized("invalid or revoked API key")
-        return Principal(key.id, key.name, frozenset(key.scopes))
+        principal = Principal(key.id, key.name, frozenset(key.scopes))
+        cache.put(credential, principal)
+        return principal
     cookie = request.cookies.get(SESSION_COOKIE)
     if cookie:
         key_id = verify_session(get_settings(request).session_secret(), cookie)
-        key = await repository.get_active(session, key_id) if key_id else None
+        if key_id is None:
+            return None
+        credential = cache.of_id(key_id)
+        if (principal := cache.get(credential)) is not None:
+            return principal
+        key = await repository.get_active(session, key_id)
         if key is not None:
-            return Principal(key.id, key.name, frozenset(key.scopes))
+            principal = Principal(key.id, key.name, frozenset(key.scopes))
+            cache.put(credential, principal)
+            return principal
     return None
 
 

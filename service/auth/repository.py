@@ -9,6 +9,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from service.auth.cache import forget_everywhere
 from service.auth.keys import generate_key, matches, prefix_of
 from service.models import ApiKey
 
@@ -27,9 +28,11 @@ def list_keys(session: Session) -> list[ApiKey]:
 
 
 def revoke_key(session: Session, key_id: uuid.UUID) -> bool:
+    """Revoke a key. This process's API caches forget it at once; other processes' after api_key_cache_s."""
     result = session.execute(
         update(ApiKey).where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None)).values(revoked_at=func.now())
     )
+    forget_everywhere(key_id)
     return result.rowcount == 1
 
 

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 
-from service.dependencies import SessionDep, etag_matches, openapi_invalid_input
+from service.dependencies import SessionDep, app_singleton, etag_matches, openapi_invalid_input
 from service.metrics import service as metrics_service
 from service.metrics.schemas import IntervalMethod, ProblemResults, RunMetrics
 from service.runs.endpoints import RUN_NOT_FOUND
@@ -103,20 +103,17 @@ async def get_metrics(
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     if etag_matches(request, etag):
         return Response(status_code=304, headers=headers)
-    cache = _metrics_cache(request)
-    metrics = cache.get(etag)
-    if metrics is None:
+
+    async def render() -> bytes:
         metrics = await metrics_service.run_metrics(session, run_id, options, diversity=diversity, bins=bins)
-        cache.put(etag, metrics)
-    return JSONResponse(jsonable_encoder(metrics), headers=headers)
+        return JSONResponse(jsonable_encoder(metrics)).body
+
+    body = await _metrics_cache(request).get_or_compute(etag, render)
+    return Response(body, media_type="application/json", headers=headers)
 
 
 def _metrics_cache(request: Request) -> metrics_service.MetricsCache:
-    # One cache per application, made on first use (as /v1/status's figures).
-    cache = getattr(request.app.state, "metrics_cache", None)
-    if cache is None:
-        cache = request.app.state.metrics_cache = metrics_service.MetricsCache()
-    return cache
+    return app_singleton(request, "metrics_cache", metrics_service.MetricsCache)
 
 
 @router.get(

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Row, func, literal_column, or_, select
+from sqlalchemy import Row, bindparam, func, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
@@ -16,6 +16,18 @@ from service.states import OPEN_SAMPLE_STATES, SampleState
 _CONTENT_DIGEST = (
     "md5((to_jsonb(problems) - 'id' - 'dataset_id' - 'position' - 'key' - 'tags' - 'canonical_solution')::text)"
 )
+
+
+def _run_state() -> Any:
+    run_id = bindparam("run_id", type_=Run.__table__.c.id.type)
+    open_samples = (
+        select(func.count()).where(Sample.run_id == run_id, Sample.state.in_(OPEN_SAMPLE_STATES)).scalar_subquery()
+    )
+    return select(Run.status, Run.events, open_samples).where(Run.id == run_id)
+
+
+# Built once: a poll binds the id only.
+_RUN_STATE = _run_state()
 
 
 class MetricsRepository:
@@ -30,13 +42,7 @@ class MetricsRepository:
     async def run_state(self, run_id: uuid.UUID) -> tuple[str, int, int] | None:
         """What the run's figures depend on that can change: its status, its event count (one per recorded
         verdict) and its unfinished samples (a cancel ends them without an event). None: no such run."""
-        open_samples = (
-            select(func.count())
-            .where(Sample.run_id == run_id, Sample.state.in_(OPEN_SAMPLE_STATES))
-            .scalar_subquery()
-        )
-        statement = select(Run.status, Run.events, open_samples).where(Run.id == run_id)
-        row = (await self.session.execute(statement)).one_or_none()
+        row = (await self.session.execute(_RUN_STATE, {"run_id": run_id})).one_or_none()
         return None if row is None else (row[0], row[1], row[2])
 
     async def dataset_header(self, dataset_id: uuid.UUID) -> tuple[str, int]:

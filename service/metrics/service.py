@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -33,6 +34,7 @@ from service.metrics.schemas import (
     RunMetrics,
 )
 from service.models import Run
+from service.runs.coalesce import resolve_with
 from service.runs.schemas import VerdictCounts, coverage
 from service.statistics import KTooLarge, per_problem_estimates
 from service.statistics.calibration import CalibrationSummary, calibration_summary
@@ -190,23 +192,51 @@ def _summarize(problems: Sequence[ProblemCounts], options: Options) -> RunEstima
 
 
 class MetricsCache:
-    """Computed run metrics by (run state, query): a poll of a run whose state has not changed is answered
-    without resampling, and with `If-None-Match` without a body (the state and query make the ETag)."""
+    """Rendered run metrics (the response body) by (run state, query): a poll of a run whose state has not
+    changed is answered without resampling or rendering, and with `If-None-Match` without a body (the state
+    and query make the ETag).
+
+    Polls that miss at the same moment share one computation (`get_or_compute`): twenty dashboards polling a
+    running run compute its metrics once per state, not twenty times.
+    """
 
     def __init__(self, kept: int = 256) -> None:
         self.kept = kept
-        self._entries: OrderedDict[str, RunMetrics] = OrderedDict()
+        self._entries: OrderedDict[str, bytes] = OrderedDict()
+        self._pending: dict[str, asyncio.Future[bytes | None]] = {}
 
-    def get(self, etag: str) -> RunMetrics | None:
+    def get(self, etag: str) -> bytes | None:
         found = self._entries.get(etag)
         if found is not None:
             self._entries.move_to_end(etag)
         return found
 
-    def put(self, etag: str, metrics: RunMetrics) -> None:
+    def put(self, etag: str, metrics: bytes) -> None:
         self._entries[etag] = metrics
         while len(self._entries) > self.kept:
             self._entries.popitem(last=False)
+
+    async def get_or_compute(self, etag: str, compute: Callable[[], Awaitable[bytes]]) -> bytes:
+        """The cached metrics, else those another request is computing, else compute() (kept)."""
+        while (found := self.get(etag)) is None:
+            pending = self._pending.get(etag)
+            if pending is None:
+                return await self._compute(etag, compute)
+            # Shielded: a waiter that goes away does not cancel the computation others wait for. None: the
+            # computing request was cancelled; look again (and compute if nobody else does).
+            if (shared := await asyncio.shield(pending)) is not None:
+                return shared
+        return found
+
+    async def _compute(self, etag: str, compute: Callable[[], Awaitable[bytes]]) -> bytes:
+        future: asyncio.Future[bytes | None] = asyncio.get_running_loop().create_future()
+        self._pending[etag] = future
+        try:
+            metrics = await resolve_with(future, compute)
+        finally:
+            del self._pending[etag]
+        self.put(etag, metrics)
+        return metrics
 
 
 async def metrics_etag(session: AsyncSession, run_id: uuid.UUID, query: str) -> str:

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import PlainTextResponse
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4 as PROMETHEUS_CONTENT_TYPE
 
-from service.dependencies import SessionDep
+from service.dependencies import SessionDep, app_singleton
 from service.ops import service as ops_service
 from service.ops.schemas import Status
 
@@ -15,10 +15,7 @@ router = APIRouter(tags=["operations"])
 
 async def _figures(request: Request, session: SessionDep) -> ops_service.Figures:
     # One cache per application (and so per event loop), made on first use.
-    shared = getattr(request.app.state, "ops_figures", None)
-    if shared is None:
-        shared = request.app.state.ops_figures = ops_service.SharedFigures()
-    return await shared.get(session)
+    return await app_singleton(request, "ops_figures", ops_service.SharedFigures).get(session)
 
 
 @router.get(

@@ -17,10 +17,11 @@ from service import idempotency
 from service.datasets.schemas import StorableStr
 from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import event_stream, wait_for_run_end
-from service.dependencies import SessionDep, SettingsDep, commit_now, etag_matches, openapi_422, openapi_error, openapi_invalid_input
+from service.dependencies import SessionDep, SettingsDep, app_singleton, commit_now, etag_matches, openapi_422, openapi_error, openapi_invalid_input
 from service.exceptions import InvalidInput
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
+from service.runs.coalesce import Coalescer
 from service.runs.schemas import RunCreate, RunList, RunRead, RunUpdate, SamplePage
 from service.states import RunState
 
@@ -155,11 +156,19 @@ async def update_run(run_id: uuid.UUID, body: RunUpdate, session: SessionDep, se
     responses={**RUN_NOT_FOUND, 304: {"description": "Unchanged since the `ETag` sent as `If-None-Match`"}},
 )
 async def get_run(run_id: uuid.UUID, request: Request, session: SessionDep, settings: SettingsDep) -> Response:
-    body = (await run_service.get(session, settings, run_id)).model_dump_json().encode()
+    async def render() -> bytes:
+        return (await run_service.get(session, settings, run_id)).model_dump_json().encode()
+
+    # Polls of this run that the server received together share one query and one rendering.
+    body = await _status_polls(request).run(run_id, render)
     headers = {"ETag": f'"{hashlib.blake2b(body, digest_size=16).hexdigest()}"', "Cache-Control": "no-cache"}
     if etag_matches(request, headers["ETag"]):
         return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
     return Response(body, media_type="application/json", headers=headers)
+
+
+def _status_polls(request: Request) -> Coalescer[bytes]:
+    return app_singleton(request, "run_status_polls", Coalescer)
 
 
 _CANCEL_RESPONSES: dict[int | str, dict[str, Any]] = {

@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import Float, Row, String, cast, func, or_, select, text, update
+from sqlalchemy import Float, Row, String, bindparam, cast, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -68,6 +68,29 @@ def _pass_at_1() -> Any:
     return select(func.avg(per_problem.c.rate)).scalar_subquery()
 
 
+def _run_with_progress() -> Any:
+    run_id = bindparam("run_id", type_=Run.__table__.c.id.type)
+    grouped = (
+        select(Sample.state, Sample.verdict, func.count().label("n"))
+        .where(Sample.run_id == run_id)
+        .group_by(Sample.state, Sample.verdict)
+        .subquery()
+    )
+    counts = select(
+        func.coalesce(func.json_agg(func.json_build_array(grouped.c.state, grouped.c.verdict, grouped.c.n)),
+                      text("'[]'::json"))
+    ).scalar_subquery()
+    header = [column.label(f"dataset_{column.key}") for column in _DATASET_HEADER]
+    return (
+        select(*Run.__table__.c, *header, counts)
+        .join_from(Run.__table__, Dataset.__table__, Dataset.id == Run.dataset_id)
+        .where(Run.id == run_id)
+    )
+
+
+_RUN_WITH_PROGRESS = _run_with_progress()
+
+
 class RunRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
@@ -102,30 +125,18 @@ class RunRepository:
 
     async def get_with_progress(
         self, run_id: uuid.UUID
-    ) -> tuple[Run, DatasetHeader, list[tuple[str, str | None, int]]] | None:
-        """The run, its dataset's header and its (state, verdict, count) groups in one round trip.
+    ) -> tuple[Row[Any], DatasetHeader, list[tuple[str, str | None, int]]] | None:
+        """The run's columns (a Core row, not an ORM instance), its dataset's header and its (state, verdict,
+        count) groups in one round trip.
 
         The counts are one grouped count answered from ix_samples_run_problem (state and verdict are INCLUDEd),
-        returned as a JSON scalar.
+        returned as a JSON scalar. The statement is built once (_RUN_WITH_PROGRESS): a poll only binds the id.
         """
-        grouped = (
-            select(Sample.state, Sample.verdict, func.count().label("n"))
-            .where(Sample.run_id == run_id)
-            .group_by(Sample.state, Sample.verdict)
-            .subquery()
-        )
-        counts = select(
-            func.coalesce(func.json_agg(func.json_build_array(grouped.c.state, grouped.c.verdict, grouped.c.n)),
-                          text("'[]'::json"))
-        ).scalar_subquery()
-        statement = (
-            select(Run, *_DATASET_HEADER, counts).join(Dataset, Dataset.id == Run.dataset_id).where(Run.id == run_id)
-        )
-        row = (await self.session.execute(statement)).one_or_none()
+        row = (await self.session.execute(_RUN_WITH_PROGRESS, {"run_id": run_id})).one_or_none()
         if row is None:
             return None
-        run, header = _with_header(row[:-1])
-        return run, header, [(state, verdict, n) for state, verdict, n in row[-1]]
+        run_columns = len(Run.__table__.c)
+        return row, DatasetHeader(*row[run_columns:-1]), [(state, verdict, n) for state, verdict, n in row[-1]]
 
     async def list_page(
         self,

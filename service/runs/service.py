@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
+from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
@@ -43,7 +44,7 @@ def _first(*values: T | None) -> T:
     return next(value for value in values if value is not None)
 
 
-def _compile_limits(run: Run, dataset: DatasetHeader) -> tuple[float | None, int | None]:
+def _compile_limits(run: Run | Row[Any], dataset: DatasetHeader) -> tuple[float | None, int | None]:
     """The compile limits in force: the run's, else the dataset's, else the language's (None: not compiled)."""
     from sandbox import languages
 
@@ -57,9 +58,11 @@ def _compile_limits(run: Run, dataset: DatasetHeader) -> tuple[float | None, int
     return time_s, memory_mb
 
 
-def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary:
+def _summary_fields(settings: Settings, run: Run | Row[Any], dataset: DatasetHeader) -> dict[str, Any]:
+    """RunSummary's fields, from an ORM run or a Core row of the runs table."""
     dataset_time, dataset_memory = dataset.time_limit_s, dataset.memory_mb
-    return RunSummary(
+    compile_time_limit_s, compile_memory_mb = _compile_limits(run, dataset)
+    return dict(
         id=run.id,
         dataset_id=run.dataset_id,
         model=run.model,
@@ -75,8 +78,8 @@ def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary
         archived=run.archived,
         time_limit_s=_first(run.time_limit_s, dataset_time, settings.default_time_limit_s),
         memory_mb=_first(run.memory_mb, dataset_memory, settings.default_memory_mb),
-        compile_time_limit_s=_compile_limits(run, dataset)[0],
-        compile_memory_mb=_compile_limits(run, dataset)[1],
+        compile_time_limit_s=compile_time_limit_s,
+        compile_memory_mb=compile_memory_mb,
         cache=run.use_cache,
         currency=run.currency,
         created_at=run.created_at,
@@ -85,6 +88,10 @@ def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary
         priority=run.priority,  # type: ignore[arg-type]
         callback_url=run.callback_url,
     )
+
+
+def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary:
+    return RunSummary(**_summary_fields(settings, run, dataset))
 
 
 def _progress(counts: Sequence[tuple[str, str | None, int]]) -> Progress:
@@ -206,9 +213,7 @@ async def get(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> R
                 for a in attempts
             ],
         )
-    return RunRead(
-        **_summary(settings, run, dataset).model_dump(), progress=progress, webhook=webhook
-    )
+    return RunRead(**_summary_fields(settings, run, dataset), progress=progress, webhook=webhook)
 
 
 async def list_runs(

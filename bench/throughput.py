@@ -112,15 +112,11 @@ class CpuSplit:
                     engine += process_cpu_s(int(entry.name))
             except OSError:
                 continue
-        own = os.times()
-        return {
-            "machine": (sum(fields) - fields[3] - fields[4]) / ticks,
-            "API": process_cpu_s(self.stack.api_pid),
-            "Postgres": tree_cpu_s(self.stack.postgres_pid),
-            "worker": sum(process_cpu_s(proc.pid) for proc in self.stack.workers if proc.poll() is None),
-            "docker daemons": engine,
-            "this bench": own.user + own.system,
-        }
+        own, busy = os.times(), (sum(fields) - fields[3] - fields[4]) / ticks
+        workers = [proc.pid for proc in self.stack.workers if proc.poll() is None]
+        return {"machine": busy, "docker daemons": engine, "this bench": own.user + own.system,
+                "API": process_cpu_s(self.stack.api_pid), "Postgres": tree_cpu_s(self.stack.postgres_pid),
+                "worker": sum(process_cpu_s(pid) for pid in workers)}
 
     def report(self, programs: int, wall_s: float) -> None:
         after, containers = self._read(), self._containers()

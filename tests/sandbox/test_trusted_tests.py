@@ -161,3 +161,29 @@ def test_prompts_that_do_not_compile_alone_still_work(sandbox: Sandbox, prompt: 
     completion = RIGHT if prompt.startswith("def") else "        return a + b\n\ndef add(a, b):\n    return K().add(a, b)\n"
     (outcome,) = run(sandbox, [humaneval(completion, prompt=prompt)])
     assert outcome.verdict.value == "passed", explain([outcome])
+
+
+CAPABILITIES = (
+    "def _capabilities():\n"
+    "    import os\n"
+    "    status = dict(line.split(':\\t', 1) for line in open('/proc/self/status').read().splitlines() if ':\\t' in line)\n"
+    "    return (os.getuid(), os.geteuid(), int(status['CapEff'], 16), int(status['CapPrm'], 16), int(status['CapBnd'], 16))\n"
+)
+
+
+def test_judge_and_candidate_run_without_capabilities_and_with_an_empty_bounding_set(sandbox: Sandbox) -> None:
+    # PID 1 empties the bounding set once at start (every process it or the zygote forks inherits it); drop_to
+    # then relies on that. Both sides are checked here: the candidate (from the zygote) and the judge (from PID 1).
+    prompt = "def probe():\n    pass\n"
+    test = CAPABILITIES + (
+        "def check(candidate):\n"
+        "    assert _capabilities() == (10002, 10002, 0, 0, 0), _capabilities()\n"
+        "    assert candidate() == [10001, 10001, 0, 0, 0]\n"
+    )
+    completion = (
+        "    import os\n"
+        "    status = dict(line.split(':\\t', 1) for line in open('/proc/self/status').read().splitlines() if ':\\t' in line)\n"
+        "    return [os.getuid(), os.geteuid(), int(status['CapEff'], 16), int(status['CapPrm'], 16), int(status['CapBnd'], 16)]\n"
+    )
+    outcomes = run(sandbox, [humaneval(completion, prompt=prompt, test=test, entry_point="probe")] * 2)
+    assert verdicts(outcomes) == ["passed", "passed"], explain(outcomes)

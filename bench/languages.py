@@ -192,7 +192,7 @@ def main() -> None:
 
 def compile_stats(log: str) -> str:
     """Sum of the worker threads' 'compiles=N compile_hits=M pch_builds=...' lines (logged when they stop)."""
-    names = ("compiles", "compile_hits", "pch_builds", "pch_hits", "pch_rejected")
+    names = ("compiles", "compile_hits", "pch_builds", "pch_hits", "pch_prebuilt", "pch_rejected")
     total = dict.fromkeys(names, 0)
     for line in log.splitlines():
         if "compile_hits=" in line:
@@ -200,9 +200,9 @@ def compile_stats(log: str) -> str:
             for name in names:
                 total[name] += int(fields.get(name, 0))
     text = f"{total['compiles']} compiles, {total['compile_hits']} from the cache"
-    if total["pch_builds"] or total["pch_hits"] or total["pch_rejected"]:
-        text += (f"; precompiled headers: {total['pch_builds']} built, {total['pch_hits']} reused,"
-                 f" {total['pch_rejected']} rejected by the compiler")
+    if any(total[name] for name in names[2:]):
+        text += (f"; precompiled headers: {total['pch_prebuilt']} from the image, {total['pch_builds']} built,"
+                 f" {total['pch_hits']} reused, {total['pch_rejected']} rejected by the compiler")
     return text
 
 

@@ -41,6 +41,11 @@ def test_split_keeps_every_line_number() -> None:
     other = source.replace("return 1", "return 2")
     assert pch_split({"files": {"main.cpp": other}, "toolchain": "g++ 12", "compile_time_limit_s": 20,
                       "pch": {"file": "main.cpp", "lines": lines, "build": ["g++"]}})[0] == key
+    # The limits as numbers: 20.0 is 20; another limit is another key.
+    assert pch_split({"files": {"main.cpp": source}, "toolchain": "g++ 12", "compile_time_limit_s": 20.0,
+                      "pch": {"file": "main.cpp", "lines": lines, "build": ["g++"]}})[0] == key
+    assert pch_split({"files": {"main.cpp": source}, "toolchain": "g++ 12", "compile_time_limit_s": 19,
+                      "pch": {"file": "main.cpp", "lines": lines, "build": ["g++"]}})[0] != key
 
 
 def _header(source: str) -> str | None:

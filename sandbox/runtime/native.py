@@ -318,7 +318,10 @@ def pch_split(spec: dict) -> tuple[str, str, str] | None:
     header = "".join(lines[index] + "\n" for index in picked)
     for index in picked:
         lines[index] = ""
-    limits = [spec.get("compile_time_limit_s"), spec.get("compile_memory_bytes")]
+    # As numbers (a limit of 20 is the limit of 20.0), so that the image's headers match whatever type the
+    # limits came in.
+    time_s, memory = spec.get("compile_time_limit_s"), spec.get("compile_memory_bytes")
+    limits = [None if time_s is None else float(time_s), None if memory is None else int(memory)]
     return pch_key(spec.get("toolchain", ""), pch["build"], limits, header), header, "\n".join(lines)
 
 

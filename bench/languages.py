@@ -183,7 +183,15 @@ def main() -> None:
         print(f"passk (API + worker, result cache {'off' if args.no_cache else 'on'}): {passk_s:.1f} s, "
               f"{n / passk_s:.2f} samples/s")
         print(f"ratio passk / reference: {ref_s / passk_s:.2f}x")
-        print(f"passk verdicts: {counts}")
+        print(f"passk verdicts: {counts}; {sum(bool(m.get('rerun')) for m in got)} wall-clock timeouts re-run alone"
+              " (under load)")
+        # Where passk's time went: the sandboxes' CPU (compile + run of each executed sample), against the wall.
+        executed = [mine for mine in got if not mine.get("cached")]
+        cpu_s = sum(mine.get("cpu_ms") or 0.0 for mine in executed) / 1000
+        loops_s = sum(mine.get("cpu_ms") or 0.0 for mine in executed if mine["verdict"] == "timeout") / 1000
+        print(f"passk sandbox CPU: {cpu_s:.1f} s in {len(executed)} executed samples ({loops_s:.1f} s of it in timeouts,"
+              f" {(cpu_s - loops_s) / max(1, len(executed) - sum(m['verdict'] == 'timeout' for m in executed)):.3f} s"
+              f" per other sample); {cpu_s / args.workers:.1f} s of the {passk_s:.1f} s wall on {args.workers} cores")
         print(f"compile cache (worker threads, warm-up included): {compile_stats(log)}")
         print(f"verdict differences (pass vs not): {len(differences)}")
         for difference in differences[:20]:
@@ -192,7 +200,7 @@ def main() -> None:
 
 def compile_stats(log: str) -> str:
     """Sum of the worker threads' 'compiles=N compile_hits=M pch_builds=...' lines (logged when they stop)."""
-    names = ("compiles", "compile_hits", "pch_builds", "pch_hits", "pch_rejected")
+    names = ("compiles", "compile_hits", "pch_builds", "pch_hits", "pch_prebuilt", "pch_rejected")
     total = dict.fromkeys(names, 0)
     for line in log.splitlines():
         if "compile_hits=" in line:
@@ -200,9 +208,9 @@ def compile_stats(log: str) -> str:
             for name in names:
                 total[name] += int(fields.get(name, 0))
     text = f"{total['compiles']} compiles, {total['compile_hits']} from the cache"
-    if total["pch_builds"] or total["pch_hits"] or total["pch_rejected"]:
-        text += (f"; precompiled headers: {total['pch_builds']} built, {total['pch_hits']} reused,"
-                 f" {total['pch_rejected']} rejected by the compiler")
+    if any(total[name] for name in names[2:]):
+        text += (f"; precompiled headers: {total['pch_prebuilt']} from the image, {total['pch_builds']} built,"
+                 f" {total['pch_hits']} reused, {total['pch_rejected']} rejected by the compiler")
     return text
 
 

@@ -88,7 +88,8 @@ class Outcome:
     # Compiled languages: whether the compile came from the container's compile cache, and how long it took.
     compile_cached: bool | None = None
     compile_ms: float | None = None
-    # How a precompiled header served the compile: "hit", "built", "rejected" (by g++), or None (not used).
+    # How a precompiled header served the compile: "prebuilt" (from the image), "hit", "built", "rejected" (by
+    # g++), or None (not used).
     pch: str | None = None
 
     @classmethod
@@ -127,7 +128,7 @@ class SandboxSettings:
     max_breaks_per_job: int = 2
     stats: dict[str, int] = field(
         default_factory=lambda: {"containers": 0, "retired": 0, "broken": 0, "compiles": 0, "compile_hits": 0,
-                                 "pch_builds": 0, "pch_hits": 0, "pch_rejected": 0}
+                                 "pch_builds": 0, "pch_hits": 0, "pch_prebuilt": 0, "pch_rejected": 0}
     )
     # The image of a language other than Python (built on demand); None: every job runs in `image`.
     images: Callable[[str], str] | None = None
@@ -278,7 +279,7 @@ class Sandbox:
                 cfg.stats["compiles"] += 1
                 cfg.stats["compile_hits"] += int(outcome.compile_cached)
             if outcome.pch is not None:
-                key = {"hit": "pch_hits", "built": "pch_builds"}.get(outcome.pch, "pch_rejected")
+                key = {"hit": "pch_hits", "built": "pch_builds", "prebuilt": "pch_prebuilt"}.get(outcome.pch, "pch_rejected")
                 cfg.stats[key] = cfg.stats.get(key, 0) + 1
             outcomes[message["id"]] = outcome
         message = container.read_message(time.monotonic() + HOST_GRACE_S)

@@ -30,6 +30,9 @@ another program's header means. The program is then compiled as `#include "<that
 and its text with those lines blank (every line keeps its number). A header whose build fails (a missing
 include, a limit) is not used: the program compiles as it came, with its own diagnostics. If g++ rejects
 the .gch it reads the header's text next to it instead (same meaning, slower; counted as rejected).
+The image may hold headers precompiled when it was built, under the same keys (built under the language's
+default compile limits, so only jobs with those limits match): PREBUILT_ROOT/pch-<key>, read-only, root's.
+They are used before the container's own cache and never rebuilt.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ import signal
 import time
 
 from . import compare, process
+from .pchkey import pch_key
 from .streams import READ_CHUNK, Capture, HostGone, drain, read_ready, tree_cpu
 
 CACHE_ROOT = "/var/cache/passk"
@@ -57,9 +61,12 @@ MAX_CACHED_BYTES = 64 * 1024 * 1024
 PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
 
 PCH_HEADER = "passk_pch.h"
+# Headers precompiled when the image was built (sandbox/languages/cpp_pch/prebuild.py), under the same keys:
+# part of the image (read-only, root's), never evicted, shared by every container of the image.
+PREBUILT_ROOT = "/var/lib/passk/pch"
 
 # Per container, for the host (reported with each result).
-stats = {"compiles": 0, "compile_hits": 0, "pch_builds": 0, "pch_hits": 0, "pch_rejected": 0}
+stats = {"compiles": 0, "compile_hits": 0, "pch_builds": 0, "pch_hits": 0, "pch_prebuilt": 0, "pch_rejected": 0}
 # Header keys whose build failed or whose PCH is too big for the cache: compiled without a PCH.
 _PCH_REFUSED: set = set()
 
@@ -311,24 +318,29 @@ def pch_split(spec: dict) -> tuple[str, str, str] | None:
     header = "".join(lines[index] + "\n" for index in picked)
     for index in picked:
         lines[index] = ""
-    limits = [spec.get("compile_time_limit_s"), spec.get("compile_memory_bytes")]
-    material = json.dumps([spec.get("toolchain", ""), pch["build"], limits, header], ensure_ascii=False)
-    key = "pch-" + hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
-    return key, header, "\n".join(lines)
+    # As numbers (a limit of 20 is the limit of 20.0), so that the image's headers match whatever type the
+    # limits came in.
+    time_s, memory = spec.get("compile_time_limit_s"), spec.get("compile_memory_bytes")
+    limits = [None if time_s is None else float(time_s), None if memory is None else int(memory)]
+    return pch_key(spec.get("toolchain", ""), pch["build"], limits, header), header, "\n".join(lines)
 
 
 def prepare_pch(spec: dict, scratch: str, build_dir: str, run_step) -> tuple[str | None, Step | None]:
-    """Rewrite the job's source to include its precompiled header; returns (how: "hit" | "built" | None,
-    the build's Step if one ran). Without a usable header the source is left as it came."""
+    """Rewrite the job's source to include its precompiled header; returns (how: "prebuilt" | "hit" | "built" |
+    None, the build's Step if one ran). Without a usable header the source is left as it came."""
     split = pch_split(spec)
     if split is None or not os.path.isdir(CACHE_ROOT):
         return None, None
     key, header, body = split
-    if key in _PCH_REFUSED:
-        return None, None
+    prebuilt = os.path.join(PREBUILT_ROOT, key)
     entry = os.path.join(CACHE_ROOT, key)
     how, step = "hit", None
-    if not os.path.isfile(os.path.join(entry, PCH_HEADER + ".gch")):
+    if os.path.isfile(os.path.join(prebuilt, PCH_HEADER + ".gch")):
+        how, entry = "prebuilt", prebuilt
+        stats["pch_prebuilt"] += 1
+    elif key in _PCH_REFUSED:
+        return None, None
+    elif not os.path.isfile(os.path.join(entry, PCH_HEADER + ".gch")):
         how = "built"
         # A fresh directory holding nothing but the header: the build sees only the header's own text.
         with process.as_uid(process.CANDIDATE_UID):

@@ -211,9 +211,10 @@ class Worker:
         finally:
             stats = sandbox.settings.stats
             if stats.get("compiles"):
-                log.warning("%s: compiles=%d compile_hits=%d pch_builds=%d pch_hits=%d pch_rejected=%d",
+                log.warning("%s: compiles=%d compile_hits=%d pch_builds=%d pch_hits=%d pch_prebuilt=%d pch_rejected=%d",
                             threading.current_thread().name, stats["compiles"], stats["compile_hits"],
-                            stats.get("pch_builds", 0), stats.get("pch_hits", 0), stats.get("pch_rejected", 0))
+                            stats.get("pch_builds", 0), stats.get("pch_hits", 0), stats.get("pch_prebuilt", 0),
+                            stats.get("pch_rejected", 0))
             _discard(sandbox)
 
     def _execute_one(self, sandbox: Sandbox) -> bool:

@@ -167,3 +167,50 @@ def test_precompiled_header_is_shared_and_keeps_meaning(docker_client) -> None: 
     assert "main.cpp:9:" in (got["syntax"].detail or ""), got["syntax"]
     stats = sandbox.settings.stats
     assert (stats["pch_builds"], stats["pch_hits"], stats["pch_rejected"]) == (2, 2, 0), stats
+
+
+# HumanEval-X's most common include block (CPP/3, CPP/5, ...): its header is precompiled in the image.
+PREBUILT_BLOCK = "#include<stdio.h>\n#include<vector>\nusing namespace std;\n"
+PREBUILT_PROGRAM = PREBUILT_BLOCK + "int twice(int x) { vector<int> v{x, x}; return v[0] + v[1]; }\n" \
+    "#undef NDEBUG\n#include<assert.h>\nint main() { assert(twice(2) == 4); }\n"
+
+
+def test_prebuilt_header_from_the_image(docker_client) -> None:  # type: ignore[no-untyped-def]
+    """A HumanEval-X include block's header comes precompiled in the image (same key as a container's build, so
+    same meaning); a job with other compile limits builds its own; no program can write the image's headers."""
+    from sandbox.executor import Job, Sandbox, SandboxSettings
+    from sandbox.images import ensure_language_image, toolchain_version
+    from sandbox.languages import get
+    from sandbox.languages.jobs import tests_spec
+    from sandbox.runtime.native import PREBUILT_ROOT, pch_split
+
+    cpp = get("cpp")
+    image = ensure_language_image(docker_client, cpp)
+    version = toolchain_version(docker_client, image, cpp)
+    memory = 256 * 1024 * 1024
+    spec = tests_spec(cpp, PREBUILT_PROGRAM, version, memory)
+    stored = f"{PREBUILT_ROOT}/{pch_split(spec)[0]}/passk_pch.h.gch"
+    # The candidate tries to replace the image's header, to add one beside it, and to change its mode.
+    writer = PREBUILT_BLOCK + "int passk_writer;\n#include<sys/stat.h>\n#include<assert.h>\nint main() {\n" \
+        f"    assert(fopen(\"{stored}\", \"r\") != NULL);\n" \
+        f"    assert(fopen(\"{stored}\", \"w\") == NULL && fopen(\"{stored}\", \"a\") == NULL);\n" \
+        f"    assert(fopen(\"{PREBUILT_ROOT}/pch-new\", \"w\") == NULL && chmod(\"{stored}\", 0777) != 0);\n}}\n"
+    jobs = {
+        "passes": spec,
+        "fails": tests_spec(cpp, PREBUILT_PROGRAM.replace("== 4", "== 5"), version, memory),
+        "other limits": tests_spec(cpp, PREBUILT_PROGRAM, version, memory, compile_time_limit_s=19.0),
+        "writer": tests_spec(cpp, writer, version, memory),
+    }
+    sandbox = Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image, owner="passk-tests"))
+    try:
+        got = dict(zip(jobs, sandbox.run([Job(name, "", 2.0, memory, language="cpp", native=native)
+                                          for name, native in jobs.items()]), strict=True))
+    finally:
+        sandbox.close()
+    assert got["passes"].verdict == "passed" and got["passes"].pch == "prebuilt", got["passes"]
+    assert got["fails"].verdict == "failed" and got["fails"].pch == "prebuilt", got["fails"]
+    assert "main.cpp:10:" in (got["fails"].detail or ""), got["fails"]  # 3 prelude lines + line 7
+    assert got["other limits"].verdict == "passed" and got["other limits"].pch == "built", got["other limits"]
+    assert got["writer"].verdict == "passed" and got["writer"].pch == "prebuilt", got["writer"]
+    stats = sandbox.settings.stats
+    assert (stats["pch_prebuilt"], stats["pch_builds"], stats["pch_rejected"]) == (3, 1, 0), stats

@@ -214,15 +214,23 @@ def _tmpfs(cfg: ContainerConfig) -> dict[str, str]:
     return mounts
 
 
+def listed_labels(container: docker.models.containers.Container) -> dict[str, str]:
+    """The labels of a container from a sparse list (`container.labels` needs a full inspect)."""
+    return container.attrs.get("Labels") or {}
+
+
 def sweep(client: docker.DockerClient, max_age_s: float) -> int:
     """Remove sandbox containers that have exited or outlived any batch: leftovers of crashed workers."""
     removed = 0
     now = time.time()
-    for container in client.containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"}):
-        created = float(container.labels.get(LABEL_CREATED, "0") or 0)
+    # Sparse: the list's own labels and state, with no inspect per container (another worker's sweep may remove
+    # one between the list and an inspect, which would raise NotFound here).
+    for container in client.containers.list(all=True, sparse=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}"}):
+        labels = listed_labels(container)
+        created = float(labels.get(LABEL_CREATED, "0") or 0)
         # A worker killed between create and start leaves a "created" one: remove it at once if its owner
         # is a dead process on this host, otherwise give a possibly live owner a minute to start it.
-        owner_dead = _owner_is_dead(container.labels.get(LABEL_OWNER, ""))
+        owner_dead = _owner_is_dead(labels.get(LABEL_OWNER, ""))
         stale_created = container.status == "created" and (owner_dead or now - created > 60)
         if container.status in {"exited", "dead"} or stale_created or now - created > max_age_s:
             try:

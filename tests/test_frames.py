@@ -7,11 +7,9 @@ import contextlib
 import uuid
 from types import SimpleNamespace
 
-import pytest
 
 from sandbox.executor import Job, Outcome
 from sandbox.verdicts import Verdict
-from service.worker import runner
 from service.worker.runner import _Frames
 
 
@@ -51,18 +49,10 @@ def test_a_first_batch_starts_with_one_program_and_doubles_while_frames_are_shor
     assert [o.id for o in outcomes] == [job.id for job in jobs]
     assert sandbox.frames == [1, 2, 4, 8, 1]
     assert frames.size == 16  # the last frame was a remainder: it neither grows nor shrinks the size
-    # A batch this short is recorded once, with its rest (by the caller): nothing was written frame by frame.
-    assert worker.recorded == [] and frames.recorded == set() and len(frames.held) == 16
-
-
-def test_a_long_batch_records_its_final_verdicts_as_frames_end(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "RECORD_EVERY_S", 0.0)  # as if every frame took longer than the interval
-    worker, sandbox = _Worker(), _Sandbox()
-    claimed, jobs = _batch(uuid.uuid4(), 16)
-    frames = _Frames(worker, sandbox, claimed)  # type: ignore[arg-type]
-    frames.run(jobs)
-    assert worker.recorded == [1, 2, 4, 8, 1]
-    assert frames.recorded == {sample.id for sample in claimed} and frames.held == []
+    # Each frame's final verdicts are written before the next frame starts (it might run long); the last
+    # frame's go with the rest of the batch (written by the caller).
+    assert worker.recorded == [1, 2, 4, 8]
+    assert len(frames.recorded) == 15 and [o.id for o in frames.held] == [jobs[-1].id]
 
 
 def test_the_next_batch_of_the_same_run_starts_at_the_size_the_last_one_reached() -> None:
@@ -77,6 +67,7 @@ def test_the_next_batch_of_the_same_run_starts_at_the_size_the_last_one_reached(
     second.run(jobs)
     assert sandbox.frames == [16]
     assert second.size == 32
+    assert worker.recorded == [1, 2, 4, 8] and len(second.held) == 16  # one frame: one write, by the caller
 
 
 def test_a_batch_of_another_run_starts_again_with_one_program() -> None:

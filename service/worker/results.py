@@ -16,7 +16,7 @@ from sqlalchemy import (
     String, Text, and_, any_, bindparam, case, cast, column, exists, false, func, literal_column, or_, select, true,
     tuple_, update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, JSONB, array
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome

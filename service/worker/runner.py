@@ -48,9 +48,6 @@ RECLAIM_EVERY_S = 5.0
 # A batch goes to the sandbox in frames of about this long, so that a cancelled run stops between frames.
 FRAME_TARGET_S = 0.5
 CANCEL_CHECK_EVERY_S = 0.5
-# A batch's final verdicts are recorded as its frames end, but not more often than this (progress stays live
-# while a long batch runs; a short batch is one write).
-RECORD_EVERY_S = 0.5
 # A frame never holds more programs than this (a claimed batch is at most Settings.batch_size, 500).
 MAX_FRAME_JOBS = 512
 ENGINE_RETRY_MAX_S = 5.0
@@ -458,10 +455,11 @@ class _Frames:
     """Runs a claimed batch's programs in frames of about FRAME_TARGET_S, as `execute_batch`'s `run_jobs`.
 
     Between frames, a cancelled run stops (the rest end as skipped) and an engine that stopped answering
-    ends the rest as sandbox errors. Final verdicts are recorded as frames end, at most every RECORD_EVERY_S,
-    so a long batch's progress counts samples as they finish; what is not final yet (a wall-clock timeout
-    waiting for its re-run, a sandbox error), the samples that share a program and the final verdicts held
-    back are recorded with the rest of the batch.
+    ends the rest as sandbox errors. The final verdicts of the frames so far are recorded before the next
+    frame starts (it may run long), so a run's progress counts samples as they finish, not batches. The last
+    frame's verdicts, what is not final yet (a wall-clock timeout waiting for its re-run, a sandbox error) and
+    the samples that share a program are recorded with the rest of the batch: a batch sent as one frame (the
+    usual case once a thread knows the run's frame size) is one write.
     """
 
     def __init__(
@@ -475,7 +473,6 @@ class _Frames:
         self.engine_failed = False
         self.recorded: set[int] = set()
         self.held: list[Outcome] = []  # final verdicts not recorded yet
-        self.recorded_at = time.monotonic()  # the claim, or the last record
         # The first frame's size: where the thread's last batch of the same run ended (its programs take about
         # as long), else 1, doubling while frames are short. Fewer frames: fewer round trips and result writes.
         self.size = last[1] if last is not None and last[0] == self.run_id else 1
@@ -489,6 +486,7 @@ class _Frames:
                 return outcomes + [Outcome(job.id, Verdict.SANDBOX_ERROR, SKIPPED_DETAIL) for job in rest]
             if self.engine_failed:
                 return outcomes + [Outcome(job.id, Verdict.SANDBOX_ERROR, ENGINE_DOWN_DETAIL) for job in rest]
+            self._record_held()
             frame = rest[:size]
             started = time.monotonic()
             with self.worker.gate.shared():
@@ -497,7 +495,7 @@ class _Frames:
             self.engine_failed = failed or (
                 all(o.verdict is Verdict.SANDBOX_ERROR for o in results) and not self.worker._engine_answers(self.sandbox)
             )
-            self._record_final(results)
+            self.held += [o for o in results if o.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(o)]
             elapsed = time.monotonic() - started
             if elapsed < FRAME_TARGET_S / 2 and len(frame) == size:
                 size = min(size * 2, MAX_FRAME_JOBS)
@@ -506,16 +504,14 @@ class _Frames:
             self.size = size
         return outcomes
 
-    def _record_final(self, results: list[Outcome]) -> None:
-        """Record the final verdicts so far, at most every RECORD_EVERY_S: a batch that ends sooner is recorded
-        once, with the rest of it (one write per batch instead of one per frame)."""
-        self.held += [o for o in results if o.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(o)]
-        if not self.held or time.monotonic() - self.recorded_at < RECORD_EVERY_S:
+    def _record_held(self) -> None:
+        """Record the final verdicts of the frames so far (before another frame, which may run long)."""
+        if not self.held:
             return
         samples = [self.samples[o.id] for o in self.held]
         self.worker._record(samples, self.held, set(), set())
         self.recorded |= {sample.id for sample in samples}
-        self.held, self.recorded_at = [], time.monotonic()
+        self.held = []
 
 
 class _CancelCheck:

@@ -11,7 +11,7 @@ import pytest
 
 from sqlalchemy import text
 
-from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX
+from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX, listed_labels
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.worker import queue
 from tests.e2e.conftest import Stack, wait_for_run, wait_until
@@ -101,8 +101,8 @@ def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
     def containers_of(*workers: subprocess.Popen, **filters: str) -> list:
         # Only this test's workers' containers: the Docker engine may be shared with other test runs.
         owners = tuple(f"-{worker.pid}-" for worker in workers)
-        listed = engine.containers.list(all=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}", **filters})
-        return [c for c in listed if any(owner in c.labels.get(LABEL_OWNER, "") for owner in owners)]
+        listed = engine.containers.list(all=True, sparse=True, filters={"label": f"{LABEL_ROLE}={ROLE_SANDBOX}", **filters})
+        return [c for c in listed if any(owner in listed_labels(c).get(LABEL_OWNER, "") for owner in owners)]
 
     doomed = stack.start_worker(concurrency=1)
     wait_until(lambda: client.get(f"/v1/runs/{run_id}").json()["status"] != "queued", 60, "the first worker's claim")

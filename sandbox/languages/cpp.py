@@ -5,6 +5,7 @@ import re
 import shlex
 
 from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language
+from sandbox.runtime.pchkey import PCH_HEADER
 
 # Before the program: the tests' `main` becomes an ordinary function (only <cstdio> and <cstdlib> are added:
 # <iostream> alone would add a third to a small program's compile time)...
@@ -72,13 +73,12 @@ def header_lines(source: str) -> list[int]:
 
 # The compile's language flags: the precompiled header is built with exactly these.
 _FLAGS = ("-std=c++17",)
-_PRECOMPILE = ("g++", *_FLAGS, "-x", "c++-header", "-o", "passk_pch.h.gch", "passk_pch.h")
+_PRECOMPILE = ("g++", *_FLAGS, "-x", "c++-header", "-o", f"{PCH_HEADER}.gch", PCH_HEADER)
 _COMPILE_TIME_LIMIT_S = 20.0
 _COMPILE_MEMORY_BYTES = 1024 * MB
 # Headers precompiled into the image (cpp/headers.json: HumanEval-X's and MultiPL-E's include blocks), under the
 # keys the supervisor computes for a job with the default compile limits (sandbox/runtime/native.py).
-_PREBUILD = json.dumps({"build": list(_PRECOMPILE), "limits": [_COMPILE_TIME_LIMIT_S, _COMPILE_MEMORY_BYTES],
-                        "root": "/var/lib/passk/pch"})
+_PREBUILD = json.dumps({"build": list(_PRECOMPILE), "limits": [_COMPILE_TIME_LIMIT_S, _COMPILE_MEMORY_BYTES]})
 
 LANGUAGE = Language(
     name="cpp",

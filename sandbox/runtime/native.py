@@ -50,7 +50,7 @@ import signal
 import time
 
 from . import compare, process
-from .pchkey import pch_key
+from .pchkey import PCH_HEADER, PREBUILT_ROOT, pch_key
 from .streams import READ_CHUNK, Capture, HostGone, drain, read_ready, tree_cpu
 
 CACHE_ROOT = "/var/cache/passk"
@@ -59,11 +59,6 @@ TREE_CPU_SLACK_S = 0.1
 STDIO_OUTPUT_CAP = 16 * 1024 * 1024
 MAX_CACHED_BYTES = 64 * 1024 * 1024
 PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
-
-PCH_HEADER = "passk_pch.h"
-# Headers precompiled when the image was built (sandbox/languages/cpp_pch/prebuild.py), under the same keys:
-# part of the image (read-only, root's), never evicted, shared by every container of the image.
-PREBUILT_ROOT = "/var/lib/passk/pch"
 
 # Per container, for the host (reported with each result).
 stats = {"compiles": 0, "compile_hits": 0, "pch_builds": 0, "pch_hits": 0, "pch_prebuilt": 0, "pch_rejected": 0}
@@ -318,10 +313,7 @@ def pch_split(spec: dict) -> tuple[str, str, str] | None:
     header = "".join(lines[index] + "\n" for index in picked)
     for index in picked:
         lines[index] = ""
-    # As numbers (a limit of 20 is the limit of 20.0), so that the image's headers match whatever type the
-    # limits came in.
-    time_s, memory = spec.get("compile_time_limit_s"), spec.get("compile_memory_bytes")
-    limits = [None if time_s is None else float(time_s), None if memory is None else int(memory)]
+    limits = [spec.get("compile_time_limit_s"), spec.get("compile_memory_bytes")]
     return pch_key(spec.get("toolchain", ""), pch["build"], limits, header), header, "\n".join(lines)
 
 

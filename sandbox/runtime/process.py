@@ -65,9 +65,13 @@ def drop_bounding_set() -> None:
     and candidate is then forked with an empty bounding set, and `drop_to` need not drop it again per process.
     """
     global _bounding_set_empty
+    _drop_bounding_caps()
+    _bounding_set_empty = bounding_set() == 0
+
+
+def _drop_bounding_caps() -> None:
     for cap in range(_CAP_LAST + 1):
         _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the kernel's last cap: ignored
-    _bounding_set_empty = bounding_set() == 0
 
 
 def bounding_set() -> "int | None":
@@ -85,8 +89,7 @@ def bounding_set() -> "int | None":
 def drop_to(uid: int) -> None:
     """Become `uid` (and its group) for good: no supplementary groups, no capabilities, not dumpable."""
     if not _bounding_set_empty:  # else inherited empty (drop_bounding_set): nothing can refill it
-        for cap in range(_CAP_LAST + 1):
-            _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the kernel's last cap: ignored
+        _drop_bounding_caps()
     os.setgroups([])
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)

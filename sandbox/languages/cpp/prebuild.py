@@ -1,7 +1,7 @@
 """Run at the C++ image's build (its `image_setup`, as root, offline): precompile the headers listed in
-headers.json into /var/lib/passk/pch/<key>/, under the same keys the supervisor computes (pchkey.py).
+headers.json into PREBUILT_ROOT/<key>/, under the same keys the supervisor computes (pchkey.py).
 
-    python3 prebuild.py '{"build": [...], "limits": [20.0, 1073741824], "root": "/var/lib/passk/pch"}'
+    python3 prebuild.py '{"build": [...], "limits": [20.0, 1073741824]}'
 
 Each header is built exactly as a container would build it (sandbox/runtime/native.py `prepare_pch`): in a
 fresh directory holding only the header, with the compile's own flags, under the default compile limits (CPU
@@ -22,14 +22,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pchkey import pch_key  # noqa: E402
-
-HEADER = "passk_pch.h"
+from pchkey import PCH_HEADER, PREBUILT_ROOT, pch_key  # noqa: E402
 
 
 def main() -> None:
     config = json.loads(sys.argv[1])
-    build, limits, root = config["build"], config["limits"], config["root"]
+    build, limits = config["build"], config["limits"]
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "headers.json"), encoding="utf-8") as handle:
         headers = json.load(handle)["headers"]
     version = subprocess.run(["g++", "--version"], check=True, capture_output=True).stdout
@@ -42,23 +40,23 @@ def main() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
-    os.makedirs(root, exist_ok=True)
+    os.makedirs(PREBUILT_ROOT, exist_ok=True)
     for header in headers:
         key = pch_key(toolchain, build, limits, header)
         work = tempfile.mkdtemp()
         try:
-            with open(os.path.join(work, HEADER), "w", encoding="utf-8") as handle:
+            with open(os.path.join(work, PCH_HEADER), "w", encoding="utf-8") as handle:
                 handle.write(header)
             subprocess.run(build, cwd=work, check=True, preexec_fn=limited)
-            target = os.path.join(root, key)
+            target = os.path.join(PREBUILT_ROOT, key)
             os.mkdir(target, 0o755)
-            for name in (HEADER, HEADER + ".gch"):
+            for name in (PCH_HEADER, PCH_HEADER + ".gch"):
                 shutil.copyfile(os.path.join(work, name), os.path.join(target, name))
                 os.chmod(os.path.join(target, name), 0o644)
         finally:
             shutil.rmtree(work)
-    os.chmod(root, 0o755)
-    print(f"precompiled {len(headers)} headers for {toolchain!r} into {root}")
+    os.chmod(PREBUILT_ROOT, 0o755)
+    print(f"precompiled {len(headers)} headers for {toolchain!r} into {PREBUILT_ROOT}")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import requests
 from docker.errors import DockerException, NotFound
 from docker.types import LogConfig, Ulimit
 
+from sandbox.runtime.job import Frame
+
 log = logging.getLogger(__name__)
 
 LABEL_ROLE = "passk.role"
@@ -157,8 +159,8 @@ class SandboxContainer:
 
     # -- conversation
 
-    def send_frame(self, frame: dict[str, Any]) -> None:
-        body = json.dumps(frame, separators=(",", ":")).encode()
+    def send_frame(self, frame: Frame) -> None:
+        body = frame.to_json()
         assert self._sock is not None
         try:
             self._sock.sendall(str(len(body)).encode() + b"\n" + body)
@@ -210,7 +212,9 @@ class SandboxContainer:
 def _tmpfs(cfg: ContainerConfig) -> dict[str, str]:
     mounts = {"/tmp": f"size={cfg.scratch_bytes},mode=1777,{'exec' if cfg.exec_scratch else 'noexec'},nosuid,nodev"}
     if cfg.cache_bytes:
-        mounts["/var/cache/passk"] = f"size={cfg.cache_bytes},mode=0755,uid=10002,gid=10002,noexec,nosuid,nodev"
+        # The judge's uid's; traversable but not listable by others: bin/ (0700) holds compiled programs, pch/
+        # (0711) precompiled headers the candidate's compiler reads (sandbox/runtime/native.py).
+        mounts["/var/cache/passk"] = f"size={cfg.cache_bytes},mode=0711,uid=10002,gid=10002,noexec,nosuid,nodev"
     return mounts
 
 

@@ -23,50 +23,24 @@ from sandbox.container import (
     ContainerConfig,
     SandboxContainer,
 )
+from sandbox.runtime.report import FLAGS
+from sandbox.runtime.job import (
+    DEFAULT_CPUS,
+    DEFAULT_EXCERPT_BYTES,
+    DEFAULT_SCRATCH_BYTES,
+    DEFAULT_WALL_FACTOR,
+    Frame,
+    Job,
+    budget_s,
+)
 from sandbox.verdicts import Verdict
+
+__all__ = ["Job", "Outcome", "Sandbox", "SandboxSettings"]
 
 log = logging.getLogger(__name__)
 
 # Host-side backstop on top of the supervisor's own wall-clock limit.
 HOST_GRACE_S = 5.0
-
-
-@dataclass(frozen=True)
-class Job:
-    id: str
-    program: str
-    time_limit_s: float
-    memory_bytes: int
-    # True: `program` calls one of passk's judges (sandbox/runtime), which runs the tests and starts the
-    # candidate's code in processes of its own. False (passk's own sandbox tests only): `program` runs as
-    # one process of the candidate's uid and passes by running to its end.
-    judged: bool = False
-    # Another language than Python: its name, and what the supervisor needs to compile and run it
-    # (sandbox/runtime/native.py; built by sandbox.languages.jobs.native_spec). None: Python.
-    language: str = "python"
-    native: dict[str, Any] | None = None
-
-    @property
-    def container_memory_bytes(self) -> int:
-        """The memory cgroup this job needs: its run limit, or its compile limit if larger."""
-        compile_bytes = int(self.native.get("compile_memory_bytes") or 0) if self.native and self.native.get("compile") else 0
-        return max(self.memory_bytes, compile_bytes)
-
-    @property
-    def budget_s(self) -> float:
-        """Wall-clock seconds the supervisor may take for this job, before the host's grace."""
-        factor = WALL_FACTOR_BOUND
-        spec = self.native or {}
-        total = self.time_limit_s * factor + 1.0
-        if spec.get("compile"):
-            total += float(spec.get("compile_time_limit_s") or 10.0) * factor + 1.0
-        if spec.get("mode") == "stdio":
-            total = max(total, (float(spec["case_time_limit_s"]) * factor + 1.5) * len(spec["cases"]) + total)
-        return total
-
-
-# The in-container wall limit is time * wall_factor + 1 (wall_factor 2 unless configured higher).
-WALL_FACTOR_BOUND = 2.0
 
 
 @dataclass
@@ -91,6 +65,9 @@ class Outcome:
     # How a precompiled header served the compile: "prebuilt" (from the image), "hit", "built", "rejected" (by
     # g++), or None (not used).
     pch: str | None = None
+    # What failed, as the judge recorded it (service/failures.py), and the reward-hack flags (runtime/report.py).
+    failure: dict[str, Any] | None = None
+    flags: tuple[str, ...] = ()
 
     @classmethod
     def from_supervisor(cls, message: dict[str, Any]) -> Outcome:
@@ -111,18 +88,20 @@ class Outcome:
             compile_cached=message.get("compile_cached"),
             compile_ms=message.get("compile_ms"),
             pch=message.get("pch"),
+            failure=message.get("failure") if isinstance(message.get("failure"), dict) else None,
+            flags=tuple(flag for flag in message.get("flags") or () if flag in FLAGS),
         )
 
 
 @dataclass
 class SandboxSettings:
     image: str
-    cpus: float = 1.0
+    cpus: float = DEFAULT_CPUS
     pids: int = 64
-    scratch_bytes: int = 64 * 1024 * 1024
-    excerpt_bytes: int = 4096
-    # Wall-clock backstop inside the container: time_limit * wall_factor + 1 s.
-    wall_factor: float = 2.0
+    scratch_bytes: int = DEFAULT_SCRATCH_BYTES
+    excerpt_bytes: int = DEFAULT_EXCERPT_BYTES
+    # Wall-clock backstop inside the container: time_limit * wall_factor + 1 s (sandbox/runtime/job.py).
+    wall_factor: float = DEFAULT_WALL_FACTOR
     owner: str = "passk"
     # How often one program may break a container before it is given up as our fault.
     max_breaks_per_job: int = 2
@@ -221,13 +200,13 @@ class Sandbox:
             if cfg.images is None:
                 raise RuntimeError(f"no image for language {job.language!r}: the sandbox has no image resolver")
             image = cfg.images(job.language)
-        compiled = bool(job.native and job.native.get("compile"))
+        spec = job.native
         wanted = ContainerConfig(
             image=image, memory_bytes=job.container_memory_bytes, cpus=cfg.cpus,
-            pids=max(cfg.pids, int((job.native or {}).get("pids") or 0)),
+            pids=max(cfg.pids, spec.pids if spec is not None else 0),
             scratch_bytes=cfg.scratch_bytes, owner=cfg.owner,
-            exec_scratch=job.native is not None,
-            cache_bytes=max(cfg.compile_cache_bytes, int((job.native or {}).get("cache_bytes") or 0)) if compiled else 0,
+            exec_scratch=spec is not None,
+            cache_bytes=max(cfg.compile_cache_bytes, spec.cache_bytes) if spec is not None and spec.compiled else 0,
             cpu_shares=cfg.cpu_shares, cgroup_parent=cfg.cgroup_parent,
         )
         current = self._container
@@ -247,26 +226,12 @@ class Sandbox:
     def _converse(self, container: SandboxContainer, batch: list[Job], outcomes: dict[str, Outcome]) -> bool:
         """Send one frame and collect results until batch_done (False) or retire (True)."""
         cfg = self.settings
-        container.send_frame(
-            {
-                "jobs": [
-                    {
-                        "id": job.id, "program": job.program, "time_limit_s": job.time_limit_s,
-                        "memory_bytes": job.memory_bytes, "judged": job.judged,
-                        **({"native": job.native} if job.native is not None else {}),
-                    }
-                    for job in batch
-                ],
-                "cpus": cfg.cpus,
-                "scratch_bytes": cfg.scratch_bytes,
-                "excerpt_bytes": cfg.excerpt_bytes,
-                "wall_factor": cfg.wall_factor,
-            }
-        )
+        container.send_frame(Frame(jobs=batch, cpus=cfg.cpus, scratch_bytes=cfg.scratch_bytes,
+                                   excerpt_bytes=cfg.excerpt_bytes, wall_factor=cfg.wall_factor))
         expected = {job.id: job for job in batch}
         for job in batch:
             # Results arrive in order, so each program gets its own host-side deadline.
-            deadline = time.monotonic() + job.budget_s * max(1.0, cfg.wall_factor / WALL_FACTOR_BOUND) + HOST_GRACE_S
+            deadline = time.monotonic() + budget_s(job, cfg.wall_factor) + HOST_GRACE_S
             message = container.read_message(deadline)
             kind = message.get("type")
             if kind == "retire":

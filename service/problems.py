@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from sandbox.runtime.job import Native
+
 
 class ProblemContext(Protocol):
     """What the worker reads of a problem (a row of `problems`).
@@ -30,7 +32,7 @@ class Program:
     # Another language than Python: `native` is what the supervisor compiles and runs
     # (sandbox/languages/jobs.py) and `text` its canonical JSON (the verdict cache key's program bytes).
     language: str = "python"
-    native: dict[str, Any] | None = None
+    native: Native | None = None
 
 
 def program_for(problem: ProblemContext | Any, completion: str) -> Program:

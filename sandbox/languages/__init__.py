@@ -9,9 +9,9 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
-from sandbox.languages.base import PASS_TOKEN_ENV, Language
+from sandbox.languages.base import Language
 
-__all__ = ["MODULES", "PASS_TOKEN_ENV", "Language", "all_languages", "get", "resolve"]
+__all__ = ["MODULES", "Language", "all_languages", "get", "resolve"]
 
 # Module names under sandbox/languages/, in the order they are listed.
 MODULES = ("python", "cpp", "java", "javascript", "typescript", "go", "rust")

@@ -3,13 +3,13 @@
 A language module (`sandbox/languages/<name>.py`) defines `LANGUAGE = Language(...)` and nothing
 else is needed to register it (see `sandbox/languages/__init__.py`). Modules here are host-side data
 plus small pure functions: no Docker calls. The sandbox side (sandbox/runtime/native.py) receives
-what a job needs of them (files, argv, limits) in the job itself.
+what a job needs of them (files, argv, limits) in the job itself (sandbox/runtime/job.py).
 
-The pass token: every execution of a self-checking program gets a fresh random token in the
-environment variable `PASSK_PASS_TOKEN`; a pass needs exit status 0 *and* the token as the last line
-of stdout. `tests_program` wraps the tests so that the token is printed only after they all ran, so a
-program that ends early with status 0 (`exit(0)` from the candidate's code, a global constructor, an
-`atexit` handler) never passes.
+A pass: self-checking problems (HumanEval-X, MultiPL-E) run as two programs, the judge (the problem's
+tests, with stubs for the function the model wrote) and the candidate (the model's code, with passk's
+server for it), in two processes under two uids; `programs` builds both from the problem's texts
+(sandbox/languages/split.py), and the language's wire codec (sandbox/runtime/values.py has the rule)
+carries the calls. Only the judge can report a pass (sandbox/runtime/report.py).
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
-
-MB = 1024 * 1024
+from sandbox.languages.split import Programs, TestSource
+from sandbox.runtime.job import DEFAULT_COMPILE_MEMORY_BYTES, DEFAULT_COMPILE_TIME_LIMIT_S, DEFAULT_JUDGE_CPU_ALLOWANCE_S, MB
 
 
 def _no_flags(memory_bytes: int) -> tuple[str, ...]:
@@ -68,8 +67,8 @@ class Language:
     run: tuple[str, ...] = ()
     # argv whose output's first line is the toolchain version (probed once per image).
     version: tuple[str, ...] = ()
-    compile_time_limit_s: float = 10.0
-    compile_memory_bytes: int = 1024 * MB
+    compile_time_limit_s: float = DEFAULT_COMPILE_TIME_LIMIT_S
+    compile_memory_bytes: int = DEFAULT_COMPILE_MEMORY_BYTES
     # Extra argv inserted after run[0] for runtimes that need their own heap cap (JVM -Xmx...).
     run_memory_flags: Callable[[int], tuple[str, ...]] = _no_flags
     # False for runtimes that reserve far more address space than they use (JVM, node, Go): RLIMIT_AS is
@@ -77,11 +76,25 @@ class Language:
     limit_address_space: bool = True
     # Processes/threads the toolchain or runtime needs (the container's pids limit is at least this).
     pids: int = 64
-    # How a self-checking program's tests become the source compiled: must print the pass token (from
-    # $PASSK_PASS_TOKEN, on a line of its own, last) only after every test ran.
-    tests_program: Callable[[str], str] = _unchanged
-    # HumanEval-X's program before `tests_program` wraps it: (prompt, declaration, completion, test) -> text.
-    # Default prompt + completion + "\n" + test, as the original harness builds it.
+    # Self-checking problems in two processes: the candidate's and the judge's files for a problem and a
+    # completion (raises split.SplitError when the problem's prompt and tests cannot be split).
+    programs: Callable[[TestSource], Programs] | None = None
+    # The candidate's compile in a self-checking problem, where it differs from `compile` (which builds stdio
+    # solutions): e.g. linking passk's server for it.
+    candidate_compile: tuple[str, ...] | None = None
+    # The judge's build, in a directory of its own holding the judge's files: argv to compile (None:
+    # interpreted) and to run it (run_memory_flags apply, with judge_memory_bytes).
+    judge_compile: tuple[str, ...] | None = None
+    judge_run: tuple[str, ...] = ()
+    # The support build's compile argv (Programs.support: trusted code the candidate's build uses).
+    support_compile: tuple[str, ...] | None = None
+    # What the judge may use beyond the job's limits: memory for its own runtime on top of the job's (the
+    # container's cgroup grows by it, and so does the judge's RLIMIT_AS) and CPU seconds on top of the time
+    # limit (its start-up, the tests' own work).
+    judge_memory_bytes: int = 32 * MB
+    judge_cpu_allowance_s: float = DEFAULT_JUDGE_CPU_ALLOWANCE_S
+    # HumanEval-X's program as the original harness builds it, for bench/languages.py's reference:
+    # (prompt, declaration, completion, test) -> text. Default prompt + completion + "\n" + test.
     humaneval_x_program: Callable[[str, str, str, str], str] = _humaneval_x
     # How a stdio solution becomes the source compiled (usually as it is).
     stdio_program: Callable[[str], str] = _unchanged
@@ -102,6 +115,12 @@ class Language:
     def compiled(self) -> bool:
         return self.compile is not None
 
-    def run_argv(self, memory_bytes: int) -> tuple[str, ...]:
+    def run_argv(self, memory_bytes: int, argv: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        """`argv` (default: `run`) with the runtime's heap flags for `memory_bytes` after its first word."""
+        argv = argv or self.run
         flags = self.run_memory_flags(memory_bytes)
-        return (self.run[0], *flags, *self.run[1:]) if flags else self.run
+        return (argv[0], *flags, *argv[1:]) if flags else argv
+
+    def judge_argv(self, memory_bytes: int) -> tuple[str, ...]:
+        """The judge's run: it may hold as much as the candidate (the tests' data, the answers it receives)."""
+        return self.run_argv(memory_bytes, self.judge_run)

@@ -1,47 +1,82 @@
-"""C++: g++ from Debian bookworm (GCC 12), with OpenSSL and the Boost headers HumanEval-X uses."""
+"""C++: g++ from Debian bookworm (GCC 12), with OpenSSL and the Boost headers HumanEval-X uses.
+
+Self-checking problems run as three translation units in two processes (sandbox/languages/split.py):
+
+- the candidate, `main.cpp`: the original program up to the tests (the prompt and the model's completion),
+  linked with passk's server for it, `passk_server.o`;
+- the server, `passk_server.cpp`, compiled once per problem (the support build): the prompt's code before
+  the function to complete, that function's declaration, and the wire (cpp/passk_wire.hpp) answering the
+  judge's calls. A translation unit of its own: no macro, declaration or operator of the model's code reaches
+  it. Its symbols are made weak (objcopy --weaken), so the prompt's helper functions it repeats yield to the
+  candidate's own copies at link time;
+- the judge, `judge.cpp`: the prompt's code before the function, the function's declaration, the tests (their
+  `main` renamed), then the wire and a stub for the function that calls the candidate's process, and a `main`
+  that reports a pass once the tests' `main` returned.
+"""
 
 import json
 import re
 import shlex
 
-from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language
+from sandbox.languages import split as splitting
+from sandbox.languages.base import MB, Language
+from sandbox.languages.split import Entry, Programs, SplitError, Syntax, TestSource
 from sandbox.runtime.pchkey import PCH_HEADER
 
-# Before the program: the tests' `main` becomes an ordinary function (only <cstdio> and <cstdlib> are added:
-# <iostream> alone would add a third to a small program's compile time)...
-_PRELUDE = "#include <cstdio>\n#include <cstdlib>\n#define main passk_tests_main\n"
-# ...and after it, the real `main` calls it and prints the pass token only once it returned. The candidate's
-# code that runs earlier (global constructors) or later (atexit handlers, exit(0) from inside the tests)
-# never reaches the token. The tests' main is called for its effect only: one that falls off its end has no
-# defined return value in an ordinary function, and HumanEval-X/MultiPL-E tests fail by assert (abort).
-# std::_Exit after the token: nothing (an atexit handler, a static destructor) may print after it. (Output
-# a program left in std::cout's own buffer after sync_with_stdio(false) is then not shown.)
-_EPILOGUE = (
-    "\n#undef main\n"
-    "int main() {\n"
-    "    passk_tests_main();\n"
-    f"    const char* passk_token = std::getenv(\"{PASS_TOKEN_ENV}\");\n"
-    "    std::fflush(stdout);\n"
-    "    std::printf(\"\\n%s\\n\", passk_token ? passk_token : \"\");\n"
-    "    std::fflush(stdout);\n"
-    "    std::_Exit(0);\n"
-    "}\n"
-)
+SYNTAX = Syntax(cpp_raw_strings=True)
+WIRE = "/opt/passk/cpp/passk_wire.hpp"
+_SIGNATURE = re.compile(r"\s*(?P<returns>[^()]*?[\w>*&\s])\s*\b(?P<name>[A-Za-z_]\w*)\s*\((?P<params>.*)\)\s*", re.S)
+_PARAM = re.compile(r"(?P<type>.*?[\w>*&\s])\s*(?P<name>[A-Za-z_]\w*)\s*", re.S)
 
 
-def tests_program(text: str) -> str:
-    return _PRELUDE + text + _EPILOGUE
+def entry(head: str, code: str, brace: int) -> Entry:
+    """The C++ function whose body the prompt leaves open: `<return type> <name>(<parameters>)`."""
+    start = splitting.statement_start(code, brace, directive_lines=True)
+    found = _SIGNATURE.fullmatch(code[start:brace])
+    if not found or not found.group("returns").strip():
+        raise SplitError("the prompt does not end with a C++ function's signature and its '{'")
+    params = []
+    listed = found.group("params").strip()
+    for param in splitting.split_params("" if listed == "void" else listed):
+        named = _PARAM.fullmatch(param)
+        if not named or not named.group("type").strip():
+            raise SplitError(f"a parameter of the function to complete has no name: {param!r}")
+        params.append((named.group("name"), named.group("type").strip()))
+    signature = head[start:brace].strip()
+    return Entry(start=start, brace=brace, name=found.group("name"), params=tuple(params),
+                 returns=found.group("returns").strip(), signature=signature)
 
 
-# The precompiled header (sandbox/runtime/native.py): the program's leading `#include <...>` lines, the
-# prelude's `#define main`, and `using namespace std;`, in their order. Between them only blank lines and
+def programs(source: TestSource) -> Programs:
+    parts = splitting.split(source.prompt, source.completion, source.tests, SYNTAX, entry)
+    e = parts.entry
+    names = ", ".join(name for name, _ in e.params)
+    types = ", ".join(kind for _, kind in e.params)
+    judge = (
+        parts.before + "\n" + e.signature + ";\n#define main passk_tests_main\n" + parts.judge_tests
+        + f'\n#undef main\n#include "{WIRE}"\n'
+        + e.signature + " {\n"
+        + f'    return passk::judge::call<{e.returns}>("{e.name}"{", " + names if names else ""});\n}}\n'
+        + "int main() {\n    passk_tests_main();\n    passk::judge::pass();\n}\n"
+    )
+    server = (
+        parts.before + "\n" + e.signature + f';\n#include "{WIRE}"\n'
+        + "int main() {\n"
+        + f'    return passk::server::serve({{{{"{e.name}", &passk::server::Call<{e.returns} (*)({types})>::serve<&{e.name}>}}}});\n'
+        + "}\n"
+    )
+    return Programs(candidate={"main.cpp": parts.candidate}, judge={"judge.cpp": judge},
+                    support={"passk_server.cpp": server})
+
+
+# The precompiled header (sandbox/runtime/native.py): the program's leading `#include <...>` lines and
+# `using namespace std;`, in their order. Between them only blank lines and
 # whole comments may stand (a comment is whitespace to the compiler, so the token sequence is unchanged when
 # those lines move, in order, to a header included first); the scan stops at the first other line, at a
 # line ending in a backslash (a continuation), and at a comment with code after it. Only <...> names made of
 # ordinary characters: never a quoted include (the program's directory), an absolute path or "..".
 _INCLUDE = re.compile(r"[ \t]*#[ \t]*include[ \t]*<[\w+-][\w./+-]*>[ \t\r]*")
 _USING_STD = re.compile(r"[ \t]*using[ \t]+namespace[ \t]+std[ \t]*;[ \t\r]*")
-_MAIN_DEFINE = "#define main passk_tests_main"
 
 
 def header_lines(source: str) -> list[int]:
@@ -63,7 +98,7 @@ def header_lines(source: str) -> list[int]:
         if not stripped or stripped.startswith("//"):
             continue
         include = bool(_INCLUDE.fullmatch(line)) and ".." not in line
-        if include or _USING_STD.fullmatch(line) or line == _MAIN_DEFINE:
+        if include or _USING_STD.fullmatch(line):
             picked.append(index)
             includes += include
             continue
@@ -87,13 +122,21 @@ LANGUAGE = Language(
     packages=("g++", "libssl-dev", "libboost-dev"),
     context_files=(("sandbox/languages/cpp/prebuild.py", "cpp/prebuild.py"),
                    ("sandbox/languages/cpp/headers.json", "cpp/headers.json"),
-                   ("sandbox/runtime/pchkey.py", "cpp/pchkey.py")),
-    image_setup=(f"python3 /passk-context/cpp/prebuild.py {shlex.quote(_PREBUILD)}",),
+                   ("sandbox/runtime/pchkey.py", "cpp/pchkey.py"),
+                   ("sandbox/languages/cpp/passk_wire.hpp", "cpp/passk_wire.hpp")),
+    image_setup=(f"python3 /passk-context/cpp/prebuild.py {shlex.quote(_PREBUILD)}",
+                 f"mkdir -p {WIRE.rsplit('/', 1)[0]} && cp /passk-context/cpp/passk_wire.hpp {WIRE} && chmod -R a+rX /opt/passk"),
     source_file="main.cpp",
-    tests_program=tests_program,
+    programs=programs,
     # -Winvalid-pch: g++ says when it could not use the precompiled header (native.py counts it).
     # -fuse-ld=gold: binutils' other linker (in the image already), the same libraries; a third of ld.bfd's time.
     compile=("g++", *_FLAGS, "-Winvalid-pch", "-fuse-ld=gold", "-o", "main", "main.cpp", "-lcrypto", "-lssl"),
+    candidate_compile=("g++", *_FLAGS, "-Winvalid-pch", "-fuse-ld=gold", "-o", "main", "main.cpp", "passk_server.o",
+                       "-lcrypto", "-lssl"),
+    support_compile=("sh", "-c", f"g++ {' '.join(_FLAGS)} -c -o passk_server.o passk_server.cpp"
+                     " && objcopy --weaken passk_server.o"),
+    judge_compile=("g++", *_FLAGS, "-Winvalid-pch", "-fuse-ld=gold", "-o", "judge", "judge.cpp", "-lcrypto", "-lssl"),
+    judge_run=("./judge",),
     header_lines=header_lines,
     precompile=_PRECOMPILE,
     # Room for several headers' PCHs (~20-30 MB each) beside the compiled programs.

@@ -21,7 +21,8 @@ from __future__ import annotations
 import os
 import re
 
-from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language, own_heap
+from sandbox.languages.base import MB, Language, own_heap
+PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
 
 CACHE = "/opt/passk/go/cache"
 # The fast path's tool (sandbox/languages/go/gotest.go) and the compiled packages it links against.
@@ -169,7 +170,6 @@ LANGUAGE = Language(
         f"rm -rf /tmp/passk-go-warm && chmod -R a+rX,go-w {CACHE} {os.path.dirname(GOTEST)} {IMPORTCFG}",
     ),
     source_file="main_test.go",
-    tests_program=tests_program,
     stdio_program=stdio_program,
     humaneval_x_program=humaneval_x_program,
     # The fast path (gotest.go: the compiler and linker run directly against the image's compiled packages,

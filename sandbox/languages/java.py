@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language, own_heap
+from sandbox.languages.base import MB, Language, own_heap
+PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
 
 ENTRY_CLASS = "PasskMain"
 CLASSPATH = "/usr/share/java/javatuples.jar:."
@@ -123,7 +124,6 @@ LANGUAGE = Language(
     ),
     context_files=(("sandbox/languages/java/Main.java", "java/Main.java"),),
     source_file="Main.java",
-    tests_program=tests_program,
     stdio_program=stdio_program,
     compile=(
         "javac", f"-J-XX:SharedArchiveFile={JAVAC_ARCHIVE}", *("-J" + flag for flag in JVM_FLAGS), JAVAC_HEAP,

@@ -12,7 +12,8 @@ Top-level code of the candidate that calls `process.exit(0)` runs before the tes
 
 from __future__ import annotations
 
-from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language, own_heap
+from sandbox.languages.base import MB, Language, own_heap
+PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
 
 JS_MD5 = "js-md5@0.8.3"
 # The V8 heap gets the job's memory limit less room for node itself (code, buffers, its own heap).
@@ -86,7 +87,6 @@ LANGUAGE = Language(
     run=("node", "main.js"),
     version=("sh", "-c", "echo node $(node --version)"),
     **own_heap(run_memory_flags),
-    tests_program=tests_program,
     stderr_verdicts=STDERR_VERDICTS,
     aliases=("js", "node", "nodejs"),
     reference_commands=("node main.js",),

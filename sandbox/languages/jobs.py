@@ -1,70 +1,72 @@
-"""What the supervisor needs of a language to run one program (the `native` part of a sandbox Job).
+"""What the supervisor needs of a language to run one program: the `native` part of a sandbox Job.
 
 The host builds it from the language module (sandbox/languages/<name>.py) and the program; the
-supervisor (sandbox/runtime/native.py) receives it with the job. See native.py for the fields.
+supervisor (sandbox/runtime/native.py) receives it with the job. The fields are sandbox/runtime/job.py's.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from sandbox.languages.base import Language
+from sandbox.languages.split import TestSource
+from sandbox.runtime.job import PCH_MAX_BYTES, Build, Case, Native, Pch
 
 
-def _common(language: Language, toolchain: str, memory_bytes: int, compile_time_limit_s: float | None,
-            compile_memory_bytes: int | None) -> dict[str, Any]:
-    return {
-        "language": language.name,
-        "compile": list(language.compile) if language.compile else None,
-        "run": list(language.run_argv(memory_bytes)),
-        "compile_time_limit_s": compile_time_limit_s or language.compile_time_limit_s,
-        "compile_memory_bytes": compile_memory_bytes or language.compile_memory_bytes,
-        "toolchain": toolchain,
-        "limit_address_space": language.limit_address_space,
-        "pids": language.pids,
-        "env": dict(language.extra.get("env", {})),
-        "stderr_verdicts": [list(pair) for pair in language.stderr_verdicts],
-    }
+def _common(language: Language, mode: str, candidate: Build, judge: Build | None, toolchain: str,
+            compile_time_limit_s: float | None, compile_memory_bytes: int | None) -> Native:
+    return Native(
+        language=language.name,
+        mode=mode,
+        candidate=candidate,
+        judge=judge,
+        toolchain=toolchain,
+        compile_time_limit_s=float(compile_time_limit_s or language.compile_time_limit_s),
+        compile_memory_bytes=int(compile_memory_bytes or language.compile_memory_bytes),
+        limit_address_space=language.limit_address_space,
+        pids=language.pids,
+        env=dict(language.extra.get("env", {})),
+        stderr_verdicts=[list(pair) for pair in language.stderr_verdicts],
+        cache_bytes=language.compile_cache_bytes,
+        judge_memory_bytes=language.judge_memory_bytes if judge is not None else 0,
+        judge_cpu_allowance_s=language.judge_cpu_allowance_s,
+    )
 
 
-def _files(language: Language, text: str) -> dict[str, Any]:
-    """The source file, and which of its lines are precompiled as its header (if the language does that)."""
-    spec: dict[str, Any] = {"files": {language.source_file: text}}
-    if language.header_lines is not None:
-        lines = language.header_lines(text)
+def _build(language: Language, files: dict[str, str], compile_argv: tuple[str, ...] | None,
+           run_argv: tuple[str, ...]) -> Build:
+    """A build of `files`, with its precompiled header where the language makes one of its main file's leading
+    lines (the first file is the one compiled)."""
+    pch = None
+    main = next(iter(files))
+    if language.header_lines is not None and compile_argv:
+        lines = language.header_lines(files[main])
         if lines:
-            spec["pch"] = {"file": language.source_file, "lines": lines, "build": list(language.precompile),
-                           "max_bytes": PCH_MAX_BYTES}
-    if language.compile_cache_bytes:
-        spec["cache_bytes"] = language.compile_cache_bytes
+            pch = Pch(file=main, lines=lines, build=list(language.precompile), max_bytes=PCH_MAX_BYTES)
+    return Build(files=dict(files), run=list(run_argv), compile=list(compile_argv) if compile_argv else None, pch=pch)
+
+
+def tests_spec(language: Language, source: TestSource, toolchain: str, memory_bytes: int,
+               compile_time_limit_s: float | None = None, compile_memory_bytes: int | None = None) -> Native:
+    """A self-checking problem (HumanEval-X, MultiPL-E): the judge runs its tests, calling the candidate."""
+    if language.programs is None:
+        raise ValueError(f"{language.name} does not run self-checking problems")
+    programs = language.programs(source)
+    candidate = _build(language, programs.candidate, language.candidate_compile or language.compile,
+                       language.run_argv(memory_bytes))
+    judge = _build(language, programs.judge, language.judge_compile, language.judge_argv(memory_bytes))
+    spec = _common(language, "tests", candidate, judge, toolchain, compile_time_limit_s, compile_memory_bytes)
+    if programs.support:
+        spec.support = _build(language, programs.support, language.support_compile, ())
     return spec
-
-
-# A bigger precompiled header (<bits/stdc++.h>: ~100 MB) is not kept: the program compiles without one.
-PCH_MAX_BYTES = 48 * 1024 * 1024
-
-
-def tests_spec(language: Language, program_text: str, toolchain: str, memory_bytes: int,
-               compile_time_limit_s: float | None = None, compile_memory_bytes: int | None = None) -> dict[str, Any]:
-    """A self-checking program (HumanEval-X, MultiPL-E): passes with exit 0 and the pass token printed last."""
-    return {
-        **_common(language, toolchain, memory_bytes, compile_time_limit_s, compile_memory_bytes),
-        "mode": "tests",
-        **_files(language, language.tests_program(program_text)),
-    }
 
 
 def stdio_spec(language: Language, source: str, cases: list[dict[str, str]], case_time_limit_s: float,
                policy: str, abs_tol: float, rel_tol: float, toolchain: str, memory_bytes: int,
-               compile_time_limit_s: float | None = None, compile_memory_bytes: int | None = None) -> dict[str, Any]:
+               compile_time_limit_s: float | None = None, compile_memory_bytes: int | None = None) -> Native:
     """A stdin/stdout solution: compiled once, then run once per case; each output compared (compare.py)."""
-    return {
-        **_common(language, toolchain, memory_bytes, compile_time_limit_s, compile_memory_bytes),
-        "mode": "stdio",
-        **_files(language, language.stdio_program(source)),
-        "cases": [{"input": case["input"], "output": case["output"]} for case in cases],
-        "case_time_limit_s": case_time_limit_s,
-        "policy": policy,
-        "abs_tol": abs_tol,
-        "rel_tol": rel_tol,
-    }
+    candidate = _build(language, {language.source_file: language.stdio_program(source)}, language.compile,
+                       language.run_argv(memory_bytes))
+    spec = _common(language, "stdio", candidate, None, toolchain, compile_time_limit_s, compile_memory_bytes)
+    spec.cases = [Case(input=case["input"], output=case["output"]) for case in cases]
+    spec.case_time_limit_s = case_time_limit_s
+    spec.policy, spec.abs_tol, spec.rel_tol = policy, abs_tol, rel_tol
+    return spec

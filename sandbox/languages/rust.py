@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from sandbox.languages.base import MB, PASS_TOKEN_ENV, Language
+from sandbox.languages.base import MB, Language
+PASS_TOKEN_ENV = "PASSK_PASS_TOKEN"
 
 ROOT = "/opt/passk/rust"
 REFERENCE = f"{ROOT}/reference"
@@ -91,7 +92,6 @@ LANGUAGE = Language(
         f"rm -rf /tmp/passk-cargo-home && chmod -R a+rX,go-w {ROOT}",
     ),
     source_file="main.rs",
-    tests_program=tests_program,
     stdio_program=stdio_program,
     humaneval_x_program=humaneval_x_program,
     compile=(

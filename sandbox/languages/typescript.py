@@ -58,7 +58,6 @@ LANGUAGE = Language(
     compile_time_limit_s=30.0,
     compile_memory_bytes=1024 * MB,
     **own_heap(javascript.run_memory_flags),
-    tests_program=tests_program,
     stderr_verdicts=javascript.STDERR_VERDICTS,
     aliases=("ts",),
     reference_commands=("tsc --target esnext main.ts", "node main.js"),

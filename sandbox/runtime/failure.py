@@ -26,6 +26,18 @@ def mark(info: dict) -> str:
     return MARK + _json.dumps(info, separators=(",", ":"), ensure_ascii=False)
 
 
+def split(text: str) -> "tuple[str, dict | None]":
+    """(the human text, the record) of a judge's message; the record only where one follows the mark."""
+    if MARK not in text:
+        return text, None
+    human, _, payload = text.rpartition(MARK)
+    try:
+        record = _json.loads(payload)
+    except ValueError:
+        return human, None
+    return human, record if type(record) is dict else None
+
+
 def plain(value: object, depth: int = 0) -> bool:
     """A value shown as expected/actual: numbers, strings, None, and containers of them."""
     if depth > 6:

@@ -20,8 +20,8 @@ message queues and files in the scratch places.
 import contextlib
 import ctypes
 import os
-import shutil
 import signal
+import stat
 import time
 import typing
 
@@ -191,32 +191,72 @@ def wipe_owned(uid: int) -> None:
         path = os.path.join(place, entry)
         try:
             if os.lstat(path).st_uid == uid:
-                _remove(path)
+                remove_tree(path)
         except OSError:
             pass
 
 
-def _remove(path: str) -> None:
-    if os.path.isdir(path) and not os.path.islink(path):
-        try:
-            os.rmdir(path)  # the usual case: the program left its scratch directory empty
-        except OSError:
-            shutil.rmtree(path, onerror=_make_removable)
-    else:
-        os.unlink(path)
+def remove_tree(path: str) -> None:
+    """Remove a file or a whole directory tree, however deep, never following a symbolic link.
 
-
-def _make_removable(function: object, path: str, excinfo: object) -> None:
-    # The program may have taken its own permissions away; it still owns the entries, so give them back.
+    Iterative and relative: the walk goes down with chdir into one entry at a time, so neither Python's
+    recursion limit nor PATH_MAX stops it (a program may leave a tree thousands of levels deep), and it opens
+    no descriptor per level. Run with the owner's uid as the effective uid: an entry the program took its
+    own permissions from is given them back first (the owner may always chmod it)."""
     try:
-        os.chmod(os.path.dirname(path), 0o700)
-        if os.path.isdir(path) and not os.path.islink(path):
-            os.chmod(path, 0o700)
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        os.unlink(path)
+        return
+    try:
+        os.rmdir(path)  # the usual case: the program left its scratch directory empty
+        return
     except OSError:
         pass
+    home = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        parent, name = os.path.split(os.path.abspath(path))
+        os.chdir(parent)
+        _remove_tree_here(name)
+    finally:
+        os.fchdir(home)
+        os.close(home)
+
+
+def _remove_tree_here(top: str) -> None:
+    """Remove the directory `top` of the current directory with everything under it (see _remove)."""
+    # Each level: its name and the names of its subdirectories still to remove.
+    stack: list[tuple[str, list[str]]] = [(top, _enter_and_empty(top))]
+    while stack:
+        _, pending = stack[-1]
+        if pending:
+            child = pending.pop()
+            stack.append((child, _enter_and_empty(child)))
+            continue
+        name, _ = stack.pop()
+        os.chdir("..")
+        os.rmdir(name)
+
+
+def _enter_and_empty(name: str) -> list[str]:
+    """chdir into the directory `name`, remove what is not a directory in it, return its subdirectories."""
+    try:
+        os.chdir(name)
+    except PermissionError:
+        os.chmod(name, 0o700, follow_symlinks=False)
+        os.chdir(name)
+    if not os.access(".", os.R_OK | os.W_OK | os.X_OK):
+        os.chmod(".", 0o700)
+    subdirectories = []
+    with os.scandir(".") as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                subdirectories.append(entry.name)
+            else:
+                os.unlink(entry.name)
+    return subdirectories
 
 
 def reset_uid(uid: int, wipe: bool) -> bool:
@@ -291,7 +331,7 @@ def scratch_entries() -> list:
 def remove_as(uid: int, path: str) -> None:
     """Remove a scratch directory `uid` made, with `uid` as effective uid for the moment."""
     with as_uid(uid):
-        _remove(path)
+        remove_tree(path)
 
 
 @contextlib.contextmanager

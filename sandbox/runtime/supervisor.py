@@ -57,7 +57,8 @@ import traceback  # noqa: F401  (the judges print tracebacks)
 import typing  # noqa: F401
 from dataclasses import dataclass
 
-from . import candidate, driver, native, process, trusted_tests, zygote
+from . import candidate, driver, failure, native, process, report, trusted_tests, zygote
+from .job import Frame, Job, wall_limit_s
 from .streams import Capture, HostGone, drain, read_ready, tree_cpu
 from .trusted_tests import SPAWN_FD, CandidateEnded
 from .zygote import SpawnFailed
@@ -80,7 +81,7 @@ def emit(message: dict) -> None:
     _out.flush()
 
 
-def read_frame(stdin: int, deadline: float) -> dict | None:
+def read_frame(stdin: int, deadline: float) -> Frame | None:
     """Read one length-prefixed frame; None on end of input or idle timeout."""
     header = b""
     while not header.endswith(b"\n"):
@@ -98,7 +99,7 @@ def read_frame(stdin: int, deadline: float) -> dict | None:
             return None
         parts.append(chunk)
         remaining -= len(chunk)
-    return json.loads(b"".join(parts))
+    return Frame.from_json(b"".join(parts))
 
 
 def _read_with_deadline(fd: int, size: int, deadline: float) -> bytes:
@@ -114,7 +115,7 @@ def _read_with_deadline(fd: int, size: int, deadline: float) -> bytes:
 # ---------------------------------------------------------------- the job's process
 
 
-def run_child(job: dict, judged: bool, nonce: bytes, scratch: str, limits: dict, fds: dict) -> None:
+def run_child(job: Job, judged: bool, nonce: bytes, scratch: str, limits: dict, fds: dict) -> None:
     """Runs in the forked process (the judge, or a lone unjudged program); never returns."""
     report = fds[REPORT_FD]
     try:
@@ -145,7 +146,7 @@ def run_child(job: dict, judged: bool, nonce: bytes, scratch: str, limits: dict,
     except BaseException as exc:  # set-up failure is ours, not the program's
         os.write(report, b"SETUP " + repr(exc).encode()[:500])
         os._exit(120)
-    harness(job["program"], judged, nonce)
+    harness(job.program, judged, nonce)
 
 
 def harness(program: str, judged: bool, nonce: bytes) -> None:
@@ -157,26 +158,31 @@ def harness(program: str, judged: bool, nonce: bytes) -> None:
     swap them out from under us.
     """
     write, exit_now, flush_std, is_instance = os.write, os._exit, _flush_std, isinstance
+    noted, flag_line = report.NOTED, report.flag_line
     # Bound now: the program may rebind builtins such as AssertionError before it fails.
     outcomes = ((AssertionError, b"FAILED"), (MemoryError, b"MEMORY"), (SystemExit, b"EXITED"))
     pass_line = b"PASS " + nonce
     namespace: dict = dict(JUDGE_ENTRY_POINTS) if judged else {}
+
+    def say(record: bytes) -> None:  # the flags the judge noted, then how the tests ended
+        write(REPORT_FD, b"".join(flag_line(name) for name in noted) + record)
+
     try:
         code = compile(program, "<program>", "exec")
     except BaseException as exc:
-        write(REPORT_FD, b"ERROR " + _describe(exc))
+        say(b"ERROR " + _describe(exc))
         exit_now(1)
     try:
         exec(code, namespace)
     except CandidateEnded as exc:
         flush_std()
         if exc.code < 0:
-            write(REPORT_FD, b"KILLED " + str(-exc.code).encode())
+            say(b"KILLED " + str(-exc.code).encode())
         else:
-            write(REPORT_FD, b"ERROR the program exited with status " + str(exc.code).encode() + b" before its tests finished")
+            say(b"ERROR the program exited with status " + str(exc.code).encode() + b" before its tests finished")
         exit_now(1)
     except SpawnFailed as exc:
-        write(REPORT_FD, b"SETUP could not start the candidate's process: " + _describe(exc))
+        say(b"SETUP could not start the candidate's process: " + _describe(exc))
         exit_now(120)
     except BaseException as exc:
         tag = b"ERROR"
@@ -185,10 +191,10 @@ def harness(program: str, judged: bool, nonce: bytes) -> None:
                 tag = name
                 break
         flush_std()
-        write(REPORT_FD, tag + b" " + _describe(exc))
+        say(tag + b" " + _describe(exc))
         exit_now(1)
     flush_std()
-    write(REPORT_FD, pass_line)
+    say(pass_line)
     exit_now(0)
 
 
@@ -243,7 +249,7 @@ class Container:
 class _Running:
     """A started job: its limits, its process and the read ends of its output and report pipes."""
 
-    job: dict
+    job: Job
     judged: bool
     sequence: int
     limits: dict
@@ -275,7 +281,7 @@ class _Ended:
     pidfd: int
 
 
-def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -> tuple[dict, str | None]:
+def run_job(job: Job, frame: Frame, sequence: int, stdin: int, box: Container) -> tuple[dict, str | None]:
     """Run one program; returns its result and, if the container must retire, why.
 
     Four steps: spawn the program, collect its output until it ends or hits a limit, clean up what it left
@@ -288,17 +294,17 @@ def run_job(job: dict, frame: dict, sequence: int, stdin: int, box: Container) -
     return result, _retire_reason(result, ended, outlived, clean, box)
 
 
-def _spawn(job: dict, frame: dict, sequence: int, box: Container) -> _Running:
+def _spawn(job: Job, frame: Frame, sequence: int, box: Container) -> _Running:
     """Fork the program's process (a judge, for a judged job) with its pipes; the parent keeps the read ends."""
-    judged = bool(job.get("judged"))
+    judged = job.judged
     limits = {
-        "time_limit_s": float(job["time_limit_s"]),
-        "memory_bytes": int(job["memory_bytes"]),
-        "scratch_bytes": int(frame["scratch_bytes"]),
+        "time_limit_s": float(job.time_limit_s),
+        "memory_bytes": int(job.memory_bytes),
+        "scratch_bytes": frame.scratch_bytes,
     }
-    excerpt = int(frame["excerpt_bytes"])
-    wall_limit = limits["time_limit_s"] * float(frame.get("wall_factor", 2.0)) + 1.0
-    cpus = max(0.1, float(frame.get("cpus") or 1.0))
+    excerpt = frame.excerpt_bytes
+    wall_limit = wall_limit_s(limits["time_limit_s"], frame.wall_factor)
+    cpus = max(0.1, frame.cpus)
     nonce = secrets.token_hex(32).encode()
     report_r, report_w = os.pipe()
     out_r, out_w = os.pipe()
@@ -441,7 +447,7 @@ def _result(run: _Running, ended: _Ended, outlived: bool) -> dict:
     result.update(
         {
             "type": "result",
-            "id": run.job["id"],
+            "id": run.job.id,
             "duration_ms": round(ended.duration * 1000, 3),
             "cpu_ms": round(cpu * 1000, 3),
             "stdout": captures[run.out_r].text(),
@@ -481,54 +487,63 @@ def _end_everything(box: Container) -> None:
 
 
 def judge(status: int, cpu: float, time_limit: float, wall_timeout: bool, tree_cpu_timeout: bool, oom: bool,
-          report: bytes, nonce: bytes) -> dict:
+          report_bytes: bytes, nonce: bytes) -> dict:
     """Turn how the job ended into a verdict. Only the nonce line with exit 0 is a pass.
 
     Total: every combination of status and report is a program's verdict, except a set-up failure
     of passk's own (`SETUP`, which only PID 1's code and the judges write, before any of the
-    program's code runs), which is a sandbox_error.
+    program's code runs), which is a sandbox_error. The judge's failure record (failure.py) comes
+    off its report here, so no other text can carry one.
     """
     exit_code = os.waitstatus_to_exitcode(status)
     signum = -exit_code if exit_code < 0 else None
-    kind, _, message = report.partition(b" ")
+    flags, kind, message = report.parse(report_bytes)
     if kind == b"KILLED":  # the judge relays the signal that ended its candidate
         try:
             signum = int(message)
         except ValueError:
             signum = None
-    base = {"exit_code": exit_code if exit_code >= 0 and kind != b"KILLED" else None, "signal": signum}
-    detail = message.decode("utf-8", "replace")
+    text, record = failure.split(message.decode("utf-8", "replace"))
+    base = {"exit_code": exit_code if exit_code >= 0 and kind != b"KILLED" else None, "signal": signum,
+            "flags": flags, "failure": record}
+    verdict = _verdict(kind, message, text, exit_code, signum, cpu, time_limit, wall_timeout, tree_cpu_timeout, oom, nonce)
+    if verdict["verdict"] in ("passed", "timeout", "sandbox_error"):
+        base["failure"] = None
+    return {**base, **verdict}
 
+
+def _verdict(kind: bytes, message: bytes, detail: str, exit_code: int, signum: int | None, cpu: float,
+             time_limit: float, wall_timeout: bool, tree_cpu_timeout: bool, oom: bool, nonce: bytes) -> dict:
     if wall_timeout:
-        return {**base, "verdict": "timeout", "timeout_kind": "wall",
+        return {"verdict": "timeout", "timeout_kind": "wall",
                 "detail": f"wall-clock limit exceeded (CPU limit {time_limit:g} s)"}
     if tree_cpu_timeout:
-        return {**base, "verdict": "timeout", "timeout_kind": "cpu",
+        return {"verdict": "timeout", "timeout_kind": "cpu",
                 "detail": f"CPU time of the program's processes together exceeded the limit of {time_limit:g} s"}
     cpu_rlimit = max(1, math.ceil(time_limit))
     # SIGXCPU at the soft limit; SIGKILL at the hard one for programs that ignore it.
     if signum == signal.SIGXCPU or (signum == signal.SIGKILL and cpu >= cpu_rlimit - 0.05):
-        return {**base, "verdict": "timeout", "timeout_kind": "cpu", "detail": f"CPU time limit of {time_limit:g} s exceeded"}
+        return {"verdict": "timeout", "timeout_kind": "cpu", "detail": f"CPU time limit of {time_limit:g} s exceeded"}
     if oom or kind == b"MEMORY":
-        return {**base, "verdict": "memory", "detail": detail if kind == b"MEMORY" and detail else "memory limit exceeded"}
+        return {"verdict": "memory", "detail": detail if kind == b"MEMORY" and detail else "memory limit exceeded"}
     if kind == b"SETUP" and exit_code == 120:
-        return {**base, "verdict": "sandbox_error", "detail": f"sandbox set-up failed: {detail}"}
+        return {"verdict": "sandbox_error", "detail": f"sandbox set-up failed: {detail}"}
     if signum is not None:
-        return {**base, "verdict": "crashed", "detail": f"killed by signal {process.signal_name(signum)}"}
+        return {"verdict": "crashed", "detail": f"killed by signal {process.signal_name(signum)}"}
     if kind == b"PASS" and message == nonce and exit_code == 0:
         if cpu > time_limit:
-            return {**base, "verdict": "timeout", "timeout_kind": "cpu",
+            return {"verdict": "timeout", "timeout_kind": "cpu",
                     "detail": f"CPU time {cpu:.2f} s exceeds the limit of {time_limit:g} s"}
-        return {**base, "verdict": "passed", "detail": None}
+        return {"verdict": "passed", "detail": None}
     if kind == b"FAILED":
-        return {**base, "verdict": "failed", "detail": detail}
+        return {"verdict": "failed", "detail": detail}
     if kind == b"ERROR":
-        return {**base, "verdict": "error", "detail": detail}
+        return {"verdict": "error", "detail": detail}
     if kind == b"EXITED":
-        return {**base, "verdict": "failed", "detail": f"program exited before its tests finished ({detail})"}
+        return {"verdict": "failed", "detail": f"program exited before its tests finished ({detail})"}
     if kind == b"PASS":
-        return {**base, "verdict": "failed", "detail": "forged pass report"}
-    return {**base, "verdict": "failed" if exit_code == 0 else "error",
+        return {"verdict": "failed", "detail": "forged pass report"}
+    return {"verdict": "failed" if exit_code == 0 else "error",
             "detail": f"program exited with status {exit_code} before its tests finished"}
 
 
@@ -550,17 +565,17 @@ def main() -> int:
         frame = read_frame(stdin, deadline)
         if frame is None:
             return 0  # the host went away (or we idled out): let the container end
-        for job in frame["jobs"]:
+        for job in frame.jobs:
             sequence += 1
             try:
-                if job.get("native"):  # another language than Python: compile, then run (native.py)
+                if job.native is not None:  # another language than Python: compile, then run (native.py)
                     result, retire = native.run_job(job, frame, sequence, stdin, box.zygote_pid)
                 else:
                     result, retire = run_job(job, frame, sequence, stdin, box)
             except HostGone:
                 return 0
             except Exception as exc:  # our own failure: say so, never blame the program
-                result = {"type": "result", "id": job["id"], "verdict": "sandbox_error", "detail": f"supervisor: {exc!r}"}
+                result = {"type": "result", "id": job.id, "verdict": "sandbox_error", "detail": f"supervisor: {exc!r}"}
                 retire = "supervisor error"
             emit(result)
             if retire:

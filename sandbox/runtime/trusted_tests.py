@@ -34,6 +34,7 @@ import importlib as _importlib
 import sys as _sys
 
 from . import failure as _failure
+from . import report as _report
 from . import wire
 from .candidate import _flush
 from .zygote import Spawner
@@ -82,11 +83,13 @@ class _Candidate:
         return message  # type: ignore[return-value]
 
     def call(self, name: str, args: tuple, kwargs: dict) -> object:
+        self._unasked()
         self._send({"name": name, "args": [_outgoing(name, value) for value in args],
                     "kwargs": [[key, _outgoing(name, value)] for key, value in kwargs.items()]})
         return self.incoming(name, self.reply())
 
     def next_item(self, handle: int, name: str) -> object:
+        self._unasked()
         self._send({"next": handle})
         reply = self.reply()
         if reply.get("stop") is True:
@@ -115,8 +118,18 @@ class _Candidate:
         code = self.os.waitstatus_to_exitcode(status)
         self.ended = code
         if code == 0:
+            _report.note("ended_early")
             raise SystemExit(0)  # `failed`: it stopped before the tests finished
         raise CandidateEnded(code)
+
+    def _unasked(self) -> None:
+        """Before a request: anything already waiting on the reply pipe was sent unasked (a forger's)."""
+        import select
+
+        poller = select.poll()
+        poller.register(self.replies, select.POLLIN)
+        if any(event & select.POLLIN for _, event in poller.poll(0)):
+            _report.note("out_of_turn")
 
     def close(self) -> None:
         # The candidate ends when its pipes close: wait (briefly) until the zygote has reaped it, so that

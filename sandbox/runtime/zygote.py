@@ -31,7 +31,7 @@ import select
 import signal
 import socket
 
-from . import process
+from . import process, report, seccomp
 
 _MAX_FDS = 8
 _MESSAGE = 1 << 16
@@ -72,6 +72,10 @@ class Zygote:
         self.session: "socket.socket | None" = None
         self.limits: dict = {}
         self.live: set = set()
+        # The monitor (seccomp.py): each candidate's listener -> the candidate, and the candidates caught at it.
+        self.listeners: dict = {}
+        self.reached: set = set()
+        self.poller: "select.poll | None" = None
 
     def serve(self) -> None:
         """Runs forever in the zygote process; exits when PID 1 closes the control socket."""
@@ -86,11 +90,11 @@ class Zygote:
         os.set_blocking(wake_w, False)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
-        poller = select.poll()
+        poller = self.poller = select.poll()
         poller.register(self.control, select.POLLIN)
         poller.register(wake_r, select.POLLIN)
         while True:
-            for fd, _ in poller.poll():
+            for fd, event in poller.poll():
                 if fd == wake_r:
                     os.read(wake_r, 4096)
                     self._reap()
@@ -99,6 +103,8 @@ class Zygote:
                     if message is None:
                         os._exit(0)
                     self._on_control(message, fds, poller)
+                elif fd in self.listeners:
+                    self._on_listener(fd, event)
                 elif self.session is not None and fd == self.session.fileno():
                     message, fds = _receive(self.session)
                     if message is None:
@@ -165,18 +171,48 @@ class Zygote:
         file_bytes = int(limits["scratch_bytes"])
         if request.get("file_bytes") is not None:
             file_bytes = min(file_bytes, int(request["file_bytes"]))
+        protected = [1, os.getpid()] + ([int(request["judge"])] if request.get("judge") else [])
+        channel = socket.socketpair() if seccomp.available() else None
         pid = os.fork()
         if pid == 0:
-            self._become_candidate(fds, targets, cpu_s, int(limits["memory_bytes"]), file_bytes, str(limits["scratch"]))
+            self._become_candidate(fds, targets, cpu_s, int(limits["memory_bytes"]), file_bytes, str(limits["scratch"]),
+                                   protected, channel[1] if channel else None)
         self.live.add(pid)
+        if channel is not None:
+            channel[1].close()
+            listener = seccomp.receive_listener(channel[0])
+            channel[0].close()
+            if listener is not None and self.poller is not None:
+                self.listeners[listener] = pid
+                self.poller.register(listener, select.POLLIN)
         return pid
 
-    def _become_candidate(self, fds: list, targets: list, cpu_s: float, memory: int, file_bytes: int, scratch: str) -> None:
+    def _on_listener(self, fd: int, event: int) -> None:
+        """A candidate's monitor: answer its attempts (EPERM) and remember who made them."""
+        if event & select.POLLIN and seccomp.answer(fd):
+            self.reached.add(self.listeners[fd])
+        if event & (select.POLLHUP | select.POLLERR | select.POLLNVAL):
+            self._drop_listener(fd)
+
+    def _drop_listener(self, fd: int) -> None:
+        self.listeners.pop(fd, None)
+        if self.poller is not None:
+            try:
+                self.poller.unregister(fd)
+            except KeyError:
+                pass
+        os.close(fd)
+
+    def _become_candidate(self, fds: list, targets: list, cpu_s: float, memory: int, file_bytes: int, scratch: str,
+                          protected: list, channel: "socket.socket | None") -> None:
         """In the forked child: become the candidate and run it; never returns."""
         try:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             os.setsid()
+            if channel is not None:
+                seccomp.install_and_send(protected, channel)
+                channel.close()
             process.oom_score(1000)  # if memory runs out, the candidate goes first
             process.drop_to(process.CANDIDATE_UID)
             # Out of the way first, so that no target number overwrites a descriptor still to be placed.
@@ -207,14 +243,20 @@ class Zygote:
             if pid in self.live:
                 self.live.discard(pid)
                 cpu = usage.ru_utime + usage.ru_stime
-                self._tell({"op": "exited", "pid": pid, "status": status, "cpu_s": cpu})
+                self._tell({"op": "exited", "pid": pid, "status": status, "cpu_s": cpu, "reached": pid in self.reached})
 
     def _reset(self, wipe: bool) -> bool:
         killed = process.reset_uid(process.CANDIDATE_UID, wipe)
         for pid, status, usage in process.reap(until_none_but=set(), deadline_s=2.0):
             if pid in self.live:
                 self.live.discard(pid)
-                self._tell({"op": "exited", "pid": pid, "status": status, "cpu_s": usage.ru_utime + usage.ru_stime})
+                self._tell({"op": "exited", "pid": pid, "status": status, "cpu_s": usage.ru_utime + usage.ru_stime,
+                            "reached": pid in self.reached})
+        if self.reached:
+            self._tell({"op": "reached"})
+        for fd in list(self.listeners):
+            self._drop_listener(fd)
+        self.reached.clear()
         return killed
 
 
@@ -253,7 +295,7 @@ class Spawner:
     def spawn(self, child_fds: dict, cpu_s: "float | None" = None, file_bytes: "int | None" = None) -> int:
         """Start a candidate with `child_fds` ({target fd: our fd}); returns its pid."""
         targets = sorted(child_fds)
-        _send(self.sock, {"op": "spawn", "targets": targets, "cpu_s": cpu_s, "file_bytes": file_bytes},
+        _send(self.sock, {"op": "spawn", "targets": targets, "cpu_s": cpu_s, "file_bytes": file_bytes, "judge": os.getpid()},
               [child_fds[t] for t in targets])
         reply = self._next({"spawned", "spawn_failed"})
         if reply["op"] == "spawn_failed":
@@ -293,4 +335,6 @@ class Spawner:
             raise SpawnFailed(0, "the zygote is gone")
         if message.get("op") == "exited":
             self.exited[int(message["pid"])] = (int(message["status"]), float(message["cpu_s"]))
+        if message.get("reached") or message.get("op") == "reached":
+            report.note("reached_judge")
         return message

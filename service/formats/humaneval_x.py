@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from sandbox import languages
+from sandbox.languages.split import TestSource
 from service.formats.fields import _ID, _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
 from service.formats.registry import NATIVE, Format, language_of, columns_with_test_code
 from service.problems import Program
@@ -58,13 +58,15 @@ def columns(problem: Any) -> dict[str, Any]:
                              setup_code=problem.declaration)
 
 
+def source(problem: Any, completion: str) -> TestSource:
+    return TestSource(format="humaneval-x", prompt=problem.prompt, tests=problem.test, completion=completion,
+                      declaration=problem.setup_code or "")
+
+
 def program(problem: Any, completion: str) -> Program:
     from service.formats.native import tests_program
 
-    name = language_of(problem)
-    language = languages.get(name)
-    text = language.humaneval_x_program(problem.prompt, problem.setup_code or "", completion, problem.test)
-    return tests_program(problem, text, name)
+    return tests_program(problem, source(problem, completion), language_of(problem))
 
 
 FORMAT = Format(

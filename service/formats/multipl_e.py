@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, Field
 
+from sandbox.languages.split import TestSource
 from service.formats.fields import _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
 from service.formats.registry import NATIVE, Format, language_of, columns_with_test_code
 from service.problems import Program
@@ -43,10 +44,14 @@ def columns(problem: Any) -> dict[str, Any]:
     return columns_with_test_code("multipl-e", problem.prompt, problem.tests, None)
 
 
+def source(problem: Any, completion: str) -> TestSource:
+    return TestSource(format="multipl-e", prompt=problem.prompt, tests=problem.test, completion=completion)
+
+
 def program(problem: Any, completion: str) -> Program:
     from service.formats.native import tests_program
 
-    return tests_program(problem, problem.prompt + completion + "\n" + problem.test, language_of(problem))
+    return tests_program(problem, source(problem, completion), language_of(problem))
 
 
 FORMAT = Format(

@@ -7,12 +7,15 @@ language's image, so that it is part of both the verdict cache key and the in-sa
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
 from sandbox import languages
 from sandbox.languages.jobs import stdio_spec, tests_spec
+from sandbox.languages.split import TestSource
 from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL_TOL
+from sandbox.runtime.job import Native, to_dict
 from service.formats.limits import case_time_limit_s
 from service.problems import Program
 from service.settings import get_settings
@@ -32,8 +35,9 @@ def compile_limits(problem: Any) -> tuple[float | None, int | None]:
     return time_s, int(memory_mb) * 1024 * 1024 if memory_mb else None
 
 
-def as_program(spec: dict[str, Any], language: str, time_limit_s: float | None = None) -> Program:
-    text = json.dumps(spec, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def as_program(spec: Native, language: str, time_limit_s: float | None = None) -> Program:
+    """The program of a native job: its text is the job's canonical JSON (the verdict cache's program bytes)."""
+    text = json.dumps(to_dict(spec), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return Program(text, time_limit_s, judged=False, language=language, native=spec)
 
 
@@ -41,13 +45,13 @@ def with_toolchain(program: Program, toolchain: str) -> Program:
     """The same program with its language's toolchain version (part of both cache keys)."""
     if program.native is None:
         return program
-    return as_program({**program.native, "toolchain": toolchain}, program.language, program.time_limit_s)
+    return as_program(dataclasses.replace(program.native, toolchain=toolchain), program.language, program.time_limit_s)
 
 
-def tests_program(problem: Any, text: str, language_name: str) -> Program:
-    """A self-checking program (its tests in its own `main`): passes with exit 0 and the pass token last."""
+def tests_program(problem: Any, source: TestSource, language_name: str) -> Program:
+    """A self-checking problem: the judge (its tests) and the candidate (the completion) in two processes."""
     language = languages.get(language_name)
-    return as_program(tests_spec(language, text, "", memory_bytes(problem), *compile_limits(problem)), language.name)
+    return as_program(tests_spec(language, source, "", memory_bytes(problem), *compile_limits(problem)), language.name)
 
 
 def stdio_program(problem: Any, completion: str, language_name: str) -> Program:

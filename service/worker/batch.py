@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from sandbox.executor import Job, Outcome
+from sandbox.runtime.job import Native, from_dict
 from sandbox.verdicts import Verdict
 from service.worker.cache import wall_timeout
 from service.worker.queue import ClaimedSample
@@ -75,7 +76,7 @@ def execute_batch(
 
     jobs = [
         Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes, s.judged, language=s.language,
-            native=json.loads(s.program) if s.language != "python" else None)
+            native=from_dict(Native, json.loads(s.program)) if s.language != "python" else None)
         for s in to_run
     ]
     reruns: dict[int, Rerun] = {}

@@ -1,0 +1,220 @@
+"""The host-to-container contract: what a frame of jobs holds, its defaults, and the rule for time limits.
+
+The host (sandbox/executor.py, sandbox/languages/jobs.py) builds these and sends them as JSON; PID 1
+(supervisor.py, native.py) reads them back into the same types. Standard library only, imported by both
+sides, so a field, its default and the limits rule exist once.
+
+A frame is `<decimal length>\\n<JSON of Frame>` on the container's stdin (supervisor.py).
+
+Limits. Every step a job runs (a compile, a run, one stdio case) has a CPU limit and a wall-clock backstop of
+`wall_limit_s(cpu_s, wall_factor)`; the host gives a job `budget_s(job, wall_factor)` (the sum of its
+steps' backstops) plus a grace before it calls the container broken.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+
+MB = 1024 * 1024
+
+# Frame defaults (the worker passes its Settings; these are what a frame without them means).
+DEFAULT_CPUS = 1.0
+DEFAULT_SCRATCH_BYTES = 64 * MB
+DEFAULT_EXCERPT_BYTES = 4096
+DEFAULT_WALL_FACTOR = 2.0
+# Compile defaults of a language that sets none (sandbox/languages/base.py).
+DEFAULT_COMPILE_TIME_LIMIT_S = 10.0
+DEFAULT_COMPILE_MEMORY_BYTES = 1024 * MB
+# What a precompiled header may weigh in the container's compile cache (<bits/stdc++.h>: ~100 MB is refused).
+PCH_MAX_BYTES = 48 * MB
+# CPU a judge process may use beyond the job's time limit (its runtime's start-up and the tests' own work).
+DEFAULT_JUDGE_CPU_ALLOWANCE_S = 5.0
+
+MODES = ("tests", "stdio")
+
+
+def wall_limit_s(cpu_s: float, wall_factor: float) -> float:
+    """The wall-clock backstop of a step with `cpu_s` of CPU."""
+    return cpu_s * wall_factor + 1.0
+
+
+@dataclass
+class Pch:
+    """A precompiled header for a build (C++): the indices of the source's leading lines that form it, the
+    argv that precompiles it, and the largest PCH worth keeping."""
+
+    file: str
+    lines: list[int]
+    build: list[str]
+    max_bytes: int = PCH_MAX_BYTES
+
+
+@dataclass
+class Build:
+    """One program of a native job: its files, the argv that compiles them (None: interpreted) and runs it."""
+
+    files: dict[str, str]
+    run: list[str]
+    compile: list[str] | None = None
+    pch: Pch | None = None
+
+
+@dataclass
+class Case:
+    input: str
+    output: str
+
+
+@dataclass
+class Native:
+    """A job in another language than Python (sandbox/runtime/native.py).
+
+    `tests`: the candidate build is the model's code and passk's server; the judge build is the problem's
+    tests with stubs that call the candidate's process (the judge decides the verdict: see report.py). A
+    language may also give a support build: trusted code the candidate's build uses (its server, compiled
+    apart so that nothing in the model's code can change it), the same for every sample of a problem, so it
+    is compiled once (as the judge's uid, cached) and its files copied into the candidate's directory before
+    the candidate's compile.
+    `stdio`: the candidate build runs once per case, its output compared by PID 1 (compare.py).
+    """
+
+    language: str
+    mode: str
+    candidate: Build
+    judge: Build | None = None
+    support: Build | None = None
+    toolchain: str = ""
+    compile_time_limit_s: float = DEFAULT_COMPILE_TIME_LIMIT_S
+    compile_memory_bytes: int = DEFAULT_COMPILE_MEMORY_BYTES
+    # False for runtimes that reserve far more address space than they use (JVM, node, Go): no RLIMIT_AS.
+    limit_address_space: bool = True
+    pids: int = 64
+    env: dict[str, str] = field(default_factory=dict)
+    # (regex searched in stderr, verdict) for a run that failed; first match wins (sandbox/languages/base.py).
+    stderr_verdicts: list[list[str]] = field(default_factory=list)
+    # Bytes of the container's compile cache this language wants (0: the sandbox's default).
+    cache_bytes: int = 0
+    # Memory the judge process may use on top of the job's limit (the container's cgroup grows by it).
+    judge_memory_bytes: int = 0
+    judge_cpu_allowance_s: float = DEFAULT_JUDGE_CPU_ALLOWANCE_S
+    # stdio only
+    cases: list[Case] = field(default_factory=list)
+    case_time_limit_s: float = 0.0
+    policy: str = "whitespace"
+    abs_tol: float = 1e-6
+    rel_tol: float = 1e-6
+
+    @property
+    def builds(self) -> list[Build]:
+        return [build for build in (self.judge, self.support, self.candidate) if build is not None]
+
+    @property
+    def compiled(self) -> bool:
+        return any(build.compile for build in self.builds)
+
+
+@dataclass
+class Job:
+    id: str
+    # Python: the program text (a call of one of the judges' entry points when `judged`). Native: the JSON of
+    # `native`, which is also the verdict cache's program bytes.
+    program: str
+    time_limit_s: float
+    memory_bytes: int
+    # True: `program` calls one of passk's judges (sandbox/runtime), which runs the tests and starts the
+    # candidate's code in processes of its own. False (passk's own sandbox tests only): `program` runs as one
+    # process of the candidate's uid and passes by running to its end.
+    judged: bool = False
+    language: str = "python"
+    native: Native | None = None
+
+    @property
+    def container_memory_bytes(self) -> int:
+        """The memory the container must serve for this job: its run limit (and its judge's), or its compile
+        limit if larger."""
+        spec = self.native
+        if spec is None:
+            return self.memory_bytes
+        run = self.memory_bytes + (spec.judge_memory_bytes if spec.judge is not None else 0)
+        return max(run, spec.compile_memory_bytes if spec.compiled else 0)
+
+
+@dataclass
+class Frame:
+    jobs: list[Job]
+    cpus: float = DEFAULT_CPUS
+    scratch_bytes: int = DEFAULT_SCRATCH_BYTES
+    excerpt_bytes: int = DEFAULT_EXCERPT_BYTES
+    wall_factor: float = DEFAULT_WALL_FACTOR
+
+    def to_json(self) -> bytes:
+        return json.dumps(to_dict(self), separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+    @classmethod
+    def from_json(cls, data: bytes) -> "Frame":
+        return from_dict(cls, json.loads(data.decode("utf-8", "surrogatepass")))
+
+
+def budget_s(job: Job, wall_factor: float) -> float:
+    """Wall-clock seconds PID 1 may take for `job`: the backstops of every step it can run, summed.
+
+    A native job compiles each of its builds (a C++ build may precompile its header first: two compile steps),
+    then runs once (tests) or once per case (stdio)."""
+    spec = job.native
+    if spec is None:
+        return wall_limit_s(job.time_limit_s, wall_factor)
+    compile_steps = sum((2 if build.pch is not None else 1) for build in spec.builds if build.compile)
+    total = compile_steps * wall_limit_s(spec.compile_time_limit_s, wall_factor)
+    if spec.mode == "stdio":
+        return total + len(spec.cases) * wall_limit_s(spec.case_time_limit_s, wall_factor)
+    cpu = job.time_limit_s + (spec.judge_cpu_allowance_s if spec.judge is not None else 0.0)
+    return total + wall_limit_s(cpu, wall_factor)
+
+
+# ------------------------------------------------------------------ JSON <-> dataclasses
+
+
+def to_dict(value: object) -> object:
+    """A dataclass as plain JSON-able data (None fields kept, so both sides read the same keys)."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: to_dict(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_dict(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_dict(item) for key, item in value.items()}
+    return value
+
+
+def from_dict(cls: type, data: object) -> typing.Any:
+    """The dataclass `cls` rebuilt from `to_dict`'s form; missing fields take their defaults, unknown ones are
+    refused (a host and a runtime of different versions fail loudly, not silently)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{cls.__name__}: expected an object, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"{cls.__name__}: unknown fields {sorted(unknown)}")
+    return cls(**{name: _typed(hints[name], item) for name, item in data.items()})
+
+
+def _typed(hint: object, item: object) -> object:
+    if item is None:
+        return None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        inner = [arg for arg in args if arg is not type(None)]
+        return _typed(inner[0], item) if len(inner) == 1 else item
+    if dataclasses.is_dataclass(hint):
+        return from_dict(hint, item)  # type: ignore[arg-type]
+    if origin is list and args and isinstance(item, list):
+        return [_typed(args[0], element) for element in item]
+    if origin is dict and len(args) == 2 and isinstance(item, dict):
+        return {key: _typed(args[1], element) for key, element in item.items()}
+    if hint is float and isinstance(item, int):
+        return float(item)
+    return item

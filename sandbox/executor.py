@@ -17,7 +17,6 @@ from typing import Any
 import docker
 
 from sandbox.container import (
-    ENGINE_ERRORS,
     SANDBOX_CPU_SHARES,
     ContainerBroken,
     ContainerConfig,

@@ -41,9 +41,10 @@ class Settings(BaseSettings):
     max_time_limit_s: float = Field(60.0, gt=0)
     default_memory_mb: int = Field(512, ge=32)
     max_memory_mb: int = Field(4096, ge=32)
-    # Maxima of the compile limits a dataset or run may ask for (defaults: sandbox/languages/<name>.py).
-    max_compile_time_limit_s: float = Field(300.0, gt=0)
-    max_compile_memory_mb: int = Field(8192, ge=32)
+    # Maxima of the compile limits a dataset or run may ask for. Unset: the language's own defaults
+    # (sandbox/languages/<name>.py), so a request may lower them but only an operator raises them.
+    max_compile_time_limit_s: float | None = Field(None, gt=0)
+    max_compile_memory_mb: int | None = Field(None, ge=32)
     sandbox_cpus: float = Field(1.0, gt=0)
     sandbox_pids: int = Field(64, ge=8)
     sandbox_scratch_mb: int = Field(64, ge=1)

@@ -1,4 +1,4 @@
-"""The re-run lane's rules without Docker: fair turns between runs, and a gate closed only briefly.
+"""The re-run lane's rules without Docker: fair turns between keys and runs, and a gate closed only briefly.
 
 The lane through the real stack is tested in tests/e2e/test_cache_and_reruns.py.
 """
@@ -17,8 +17,8 @@ from service.worker.queue import ClaimedSample
 WAIT_S = 30.0  # a safety net for the events below, never a measured duration
 
 
-def rerun(run: uuid.UUID, sample_id: int) -> Rerun:
-    sample = ClaimedSample(sample_id, run, "p", "x", 3.0, 1 << 29, 1)
+def rerun(run: uuid.UUID, sample_id: int, key: uuid.UUID | None = None) -> Rerun:
+    sample = ClaimedSample(sample_id, run, "p", "x", 3.0, 1 << 29, 1, api_key_id=key)
     return Rerun(Job(str(sample_id), "x", 3.0, 1 << 29), [sample])
 
 
@@ -30,6 +30,21 @@ def test_runs_take_turns_in_the_lane() -> None:
     lane.put(rerun(b, 10))  # ...do not keep another run's one re-run waiting behind all of them
     order = [lane.get(0).samples[0].id for _ in range(4)]
     assert order == [1, 10, 2, 3]
+    assert lane.get(0) is None and len(lane) == 0
+
+
+def test_keys_take_turns_in_the_lane_and_runs_within_a_key() -> None:
+    """One key's sleepers, over many runs, delay another key's re-run by one turn at most."""
+    key_a, key_b = uuid.uuid4(), uuid.uuid4()
+    a1, a2, b = uuid.uuid4(), uuid.uuid4(), uuid.uuid4()
+    lane = RerunQueue()
+    for sample_id in (1, 2, 3):
+        lane.put(rerun(a1, sample_id, key_a))
+    for sample_id in (4, 5):
+        lane.put(rerun(a2, sample_id, key_a))
+    lane.put(rerun(b, 10, key_b))
+    order = [lane.get(0).samples[0].id for _ in range(6)]
+    assert order == [1, 10, 4, 2, 5, 3]
     assert lane.get(0) is None and len(lane) == 0
 
 

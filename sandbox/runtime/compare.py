@@ -10,15 +10,19 @@ Printed output (stdin/stdout problems), `policy`:
 - `exact`: the output must equal the expected text character for character
   (after UTF-8 decoding; a missing or extra final newline is a difference).
 - `whitespace` (default): both texts are split into tokens on any run of
-  whitespace and the token sequences must be equal. Line structure, blank
-  lines and trailing spaces are not significant.
+  ASCII white space (space, tab, line feed, carriage return, form feed,
+  vertical tab) and the token sequences must be equal, character for
+  character. Line structure, blank lines and trailing spaces are not
+  significant; any other character, a no-break space or an ideographic space
+  included, is part of a token.
 - `numeric`: like `whitespace`, but two tokens that are both numbers are
-  compared as numbers. An expected integer needs an integer equal to it
-  ("007" equals "7"; 10**18+1 never equals 10**18, "1e18" or "1.0e18"). An
-  expected number with a fraction or exponent matches any number within
-  |got - want| <= max(abs_tol, rel_tol * |want|), as in the usual "absolute
-  or relative error" checkers. "nan" and "inf" are not numbers
-  here: they match only as identical text.
+  compared as numbers. A number is written with the ASCII digits 0-9, an
+  optional sign, point and exponent (no other digits, no underscores). An
+  expected integer needs an integer equal to it ("007" equals "7"; 10**18+1
+  never equals 10**18, "1e18" or "1.0e18"). An expected number with a fraction
+  or exponent matches any number within |got - want| <= max(abs_tol,
+  rel_tol * |want|), as in the usual "absolute or relative error" checkers.
+  "nan" and "inf" are not numbers here: they match only as identical text.
 
 Returned values (call-based problems) are compared by type and value,
 recursively. Expected values come from JSON, so: a bool matches only a bool,
@@ -26,8 +30,9 @@ an int only an int (not a bool or float), a float an int or float within the
 tolerance above, a str only a str, None only None, a list a list or tuple
 (JSON has no tuples) of matching elements, a dict a dict with the same keys
 (int keys are compared as their decimal strings, since JSON keys are
-strings) and matching values. Anything else (sets, custom classes, objects
-whose __eq__ always says yes) never matches.
+strings; a dict holding both 1 and "1" matches nothing) and matching values.
+Anything else (sets, custom classes, objects whose __eq__ always says yes)
+never matches.
 """
 
 import math
@@ -38,8 +43,10 @@ DEFAULT_POLICY = "whitespace"
 DEFAULT_ABS_TOL = 1e-6
 DEFAULT_REL_TOL = 1e-6
 
-_INTEGER = re.compile(r"[+-]?\d+\Z")
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+# The separators of tokens: ASCII white space only (str.split() would also split at U+00A0, U+3000, ...).
+_SEPARATORS = re.compile(r"[ \t\n\r\f\v]+")
 _CLIP = 80
 
 
@@ -56,7 +63,7 @@ def output_mismatch(got: str, want: str, policy: str, abs_tol: float, rel_tol: f
             return None
         at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
         return f"output differs at character {at}: expected {clip(want[at:])}, got {clip(got[at:])}"
-    got_tokens, want_tokens = got.split(), want.split()
+    got_tokens, want_tokens = tokens(got), tokens(want)
     for position, (g, w) in enumerate(zip(got_tokens, want_tokens)):
         if g == w or (policy == "numeric" and numbers_match(g, w, abs_tol, rel_tol)):
             continue
@@ -68,6 +75,11 @@ def output_mismatch(got: str, want: str, policy: str, abs_tol: float, rel_tol: f
         extra = got_tokens[len(want_tokens)]
         return f"output has {len(got_tokens)} tokens; expected {len(want_tokens)} (extra: {clip(extra)})"
     return None
+
+
+def tokens(text: str) -> list:
+    """The tokens of a text: what stands between runs of ASCII white space."""
+    return [token for token in _SEPARATORS.split(text) if token]
 
 
 def _canonical_integer(token: str) -> str:
@@ -140,6 +152,8 @@ def value_mismatch(got: object, want: object, abs_tol: float, rel_tol: float, pa
                 key = str(key)
             if type(key) is not str:
                 return differs(f"key {clip(key)} is a {_type_name(key)}")
+            if key in normalised:
+                return differs(f"two keys stand for {clip(key)}")
             normalised[key] = value
         if set(normalised) != set(want):  # type: ignore[arg-type]
             return differs("different keys")

@@ -31,6 +31,7 @@ a test's `all(map(candidate, ...))` and passes.
 
 import builtins as _builtins
 import importlib as _importlib
+import json as _json
 import sys as _sys
 
 from . import failure as _failure
@@ -51,6 +52,13 @@ class CandidateEnded(BaseException):
         self.code = code
 
 
+_ANSWERS_KEPT = 16
+
+
+class _NotAnswered(Exception):
+    """A failing assertion's values would need a call the candidate did not answer yet (never made now)."""
+
+
 class _Candidate:
     """The candidate's process and the pipes to it."""
 
@@ -58,6 +66,10 @@ class _Candidate:
         import os
 
         self.os, self.spawner, self.ended = os, spawner, None
+        # The latest answers by request (what a failing assertion's values are shown from) and whether the
+        # judge is replaying them now: the candidate is never asked the same thing twice.
+        self.answers: dict = {}
+        self.replaying = False
         calls_r, calls_w = os.pipe()
         replies_r, replies_w = os.pipe()
         devnull = os.open("/dev/null", os.O_RDONLY)
@@ -83,12 +95,25 @@ class _Candidate:
         return message  # type: ignore[return-value]
 
     def call(self, name: str, args: tuple, kwargs: dict) -> object:
+        request = {"name": name, "args": [_outgoing(name, value) for value in args],
+                   "kwargs": [[key, _outgoing(name, value)] for key, value in kwargs.items()]}
+        key = _json.dumps(request, separators=(",", ":"), sort_keys=True)
+        if self.replaying:  # a failing assertion's values, shown from what the candidate already answered
+            if key not in self.answers:
+                raise _NotAnswered(name)
+            return self.incoming(name, self.answers[key])
         self._unasked()
-        self._send({"name": name, "args": [_outgoing(name, value) for value in args],
-                    "kwargs": [[key, _outgoing(name, value)] for key, value in kwargs.items()]})
-        return self.incoming(name, self.reply())
+        self._send(request)
+        reply = self.reply()
+        if "value" in reply:
+            self.answers[key] = reply
+            while len(self.answers) > _ANSWERS_KEPT:
+                self.answers.pop(next(iter(self.answers)))
+        return self.incoming(name, reply)
 
     def next_item(self, handle: int, name: str) -> object:
+        if self.replaying:
+            raise _NotAnswered(name)
         self._unasked()
         self._send({"next": handle})
         reply = self.reply()
@@ -247,6 +272,7 @@ def main(config_text: str) -> None:
         except AssertionError as exc:
             if candidate.ended is not None:
                 raise
+            candidate.replaying = True
             info = _assertion_info(exc, config["tests"])
             raise AssertionError(_failure.clean(exc) + _failure.mark(info)) from None
         if candidate.ended is not None:  # the tests swallowed the candidate's end: still not a pass
@@ -260,8 +286,9 @@ def main(config_text: str) -> None:
 def _assertion_info(exc: BaseException, tests: str) -> dict:
     """The first failing assertion: its line, its source, and for `==` both sides where plain values.
 
-    The two sides are evaluated again in the failing frame (the candidate answers the same call again);
-    anything that goes wrong doing so just leaves the values out.
+    The two sides are evaluated again in the failing frame, with the candidate's calls answered from what it
+    already answered (never asked again: a slow wrong answer costs its CPU once); anything that goes wrong
+    doing so, a call it was not asked before included, just leaves the values out.
     """
     import ast
 

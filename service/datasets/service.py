@@ -73,25 +73,37 @@ def check_limits(
 def check_compile_limits(
     settings: Settings, loc: Sequence[str | int], language: str, time_limit_s: float | None, memory_mb: int | None
 ) -> None:
-    """Compile limits: only for a compiled language, and within the server's maxima."""
+    """Compile limits: only for a compiled language, and at most its defaults, unless the server's operator set
+    higher maxima (a compile limit is CPU and memory any submitter could otherwise claim from the workers)."""
     from sandbox import languages
 
     if time_limit_s is None and memory_mb is None:
         return
-    if language in languages.all_languages() and not languages.get(language).compiled:
+    known = languages.all_languages().get(language)
+    if known is not None and not known.compiled:
         name = "compile_time_limit_s" if time_limit_s is not None else "compile_memory_mb"
         raise InvalidInput([*loc, name], f"{name} applies to compiled languages only; {language!r} is not compiled",
                            time_limit_s if time_limit_s is not None else memory_mb)
-    if time_limit_s is not None and time_limit_s > settings.max_compile_time_limit_s:
-        raise InvalidInput([*loc, "compile_time_limit_s"],
-                           f"compile_time_limit_s must be at most {settings.max_compile_time_limit_s} (server maximum)",
-                           time_limit_s)
+
+    def ceiling(setting: float | None, default: float, variable: str) -> tuple[float, str]:
+        if setting is not None:
+            return setting, "the server's maximum"
+        return default, f"{language}'s default; an operator may allow more with {variable}"
+
+    if time_limit_s is not None and known is not None:
+        most, why = ceiling(settings.max_compile_time_limit_s, known.compile_time_limit_s,
+                            "PASSK_MAX_COMPILE_TIME_LIMIT_S")
+        if time_limit_s > most:
+            raise InvalidInput([*loc, "compile_time_limit_s"],
+                               f"compile_time_limit_s must be at most {most:g} ({why})", time_limit_s)
     if memory_mb is not None and memory_mb < 32:
         raise InvalidInput([*loc, "compile_memory_mb"], "compile_memory_mb must be at least 32", memory_mb)
-    if memory_mb is not None and memory_mb > settings.max_compile_memory_mb:
-        raise InvalidInput([*loc, "compile_memory_mb"],
-                           f"compile_memory_mb must be at most {settings.max_compile_memory_mb} (server maximum)",
-                           memory_mb)
+    if memory_mb is not None and known is not None:
+        most, why = ceiling(settings.max_compile_memory_mb, known.compile_memory_bytes // (1024 * 1024),
+                            "PASSK_MAX_COMPILE_MEMORY_MB")
+        if memory_mb > most:
+            raise InvalidInput([*loc, "compile_memory_mb"], f"compile_memory_mb must be at most {most:g} ({why})",
+                               memory_mb)
 
 
 def _validate(body: DatasetCreate, settings: Settings) -> None:

@@ -31,6 +31,10 @@ class Rerun:
     def run_id(self) -> uuid.UUID:
         return self.samples[0].run_id
 
+    @property
+    def api_key_id(self) -> uuid.UUID | None:
+        return self.samples[0].api_key_id
+
     def finish(self, outcome: Outcome) -> tuple[list[Outcome], set[int], set[int]]:
         """Outcomes aligned with `samples`, the ids marked cached and the ids marked re-run."""
         leader, followers = self.samples[0], self.samples[1:]

@@ -56,6 +56,8 @@ class ClaimedSample:
     judged: bool = False
     # The dataset's language; for any but Python, `program` is the JSON of the native job (sandbox/languages).
     language: str = "python"
+    # Whose run it is (the API key that created it; None for runs made without one): re-runs take turns by key.
+    api_key_id: uuid.UUID | None = None
 
 
 def _candidate_runs():
@@ -103,7 +105,8 @@ def _claim():
     """One problem per claim: samples of the head run, then (to fill the batch) samples of the same problem in
     other active runs with the same priority and the same limits (one-sample runs such as POST /run_code's
     then share a batch); they share a program prefix and limits. Returns each sample's run status too, so
-    that marking runs `running` costs a statement only when one of them is still queued."""
+    that marking runs `running` costs a statement only when one of them is still queued, and its API key (the
+    re-run lane takes turns by key)."""
     head = (
         select(
             samples.c.run_id, samples.c.problem_id, runs.c.priority, runs.c.time_limit_s, runs.c.memory_mb, runs.c.use_cache,
@@ -150,6 +153,7 @@ def _claim():
     )
     picked = union_all(select(head_rows.c.id), select(others.c.id)).cte("picked")
     run_status = select(runs.c.status).where(runs.c.id == samples.c.run_id).scalar_subquery()
+    run_key = select(runs.c.api_key_id).where(runs.c.id == samples.c.run_id).scalar_subquery()
     return (
         update(samples)
         .where(samples.c.id == picked.c.id)
@@ -159,7 +163,7 @@ def _claim():
         )
         .returning(
             samples.c.id, samples.c.run_id, samples.c.problem_id, samples.c.completion, samples.c.attempts,
-            run_status.label("run_status"),
+            run_status.label("run_status"), run_key.label("api_key_id"),
         )
     )
 
@@ -263,6 +267,7 @@ def claim_batch(
                 attempts=row.attempts,
                 judged=program.judged,
                 language=program.language,
+                api_key_id=row.api_key_id,
                 cache_key=(
                     cache_key(program.text, limit_s, memory_bytes, image_key, program.judged) if context.use_cache else None
                 ),

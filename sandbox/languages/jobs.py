@@ -59,6 +59,9 @@ def tests_spec(language: Language, source: TestSource, toolchain: str, memory_by
     return spec
 
 
+tests_spec.__test__ = False  # type: ignore[attr-defined]  # (a library function, not a pytest test)
+
+
 def stdio_spec(language: Language, source: str, cases: list[dict[str, str]], case_time_limit_s: float,
                policy: str, abs_tol: float, rel_tol: float, toolchain: str, memory_bytes: int,
                compile_time_limit_s: float | None = None, compile_memory_bytes: int | None = None) -> Native:

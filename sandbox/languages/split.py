@@ -37,6 +37,8 @@ class SplitError(ValueError):
 class TestSource:
     """A self-checking problem's texts as published, and one completion of it."""
 
+    __test__ = False  # (not a pytest test class)
+
     format: str  # "humaneval-x" | "multipl-e"
     prompt: str
     tests: str

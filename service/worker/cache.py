@@ -12,7 +12,6 @@ from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
-from service.failures import join_failure
 from service.models import VerdictCache
 from service.worker.outcomes import OUTCOME_COLUMNS, outcome_values
 
@@ -52,7 +51,7 @@ def lookup_cache(session: Session, keys: Iterable[str]) -> dict[str, Outcome]:
     ).all()
     return {
         row.key: Outcome(
-            id="", verdict=Verdict(row.verdict), detail=join_failure(row.detail, row.failure), exit_code=row.exit_code, signal=row.signal,
+            id="", verdict=Verdict(row.verdict), detail=row.detail, failure=row.failure, exit_code=row.exit_code, signal=row.signal,
             duration_ms=row.duration_ms, cpu_ms=row.cpu_ms, stdout=row.stdout or "", stderr=row.stderr or "",
             stdout_truncated=row.stdout_truncated, stderr_truncated=row.stderr_truncated,
         )

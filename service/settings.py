@@ -11,6 +11,8 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sandbox.runtime.job import DEFAULT_CPUS, DEFAULT_EXCERPT_BYTES, DEFAULT_SCRATCH_BYTES, MB
+
 # Passwords that appear in tutorials and compose files; a production database
 # reachable with one of them is how Judge0's 2024 escape reached its database.
 _PLACEHOLDER_PASSWORDS = {"", "postgres", "password", "changeme", "secret", "passk"}
@@ -45,9 +47,9 @@ class Settings(BaseSettings):
     # (sandbox/languages/<name>.py), so a request may lower them but only an operator raises them.
     max_compile_time_limit_s: float | None = Field(None, gt=0)
     max_compile_memory_mb: int | None = Field(None, ge=32)
-    sandbox_cpus: float = Field(1.0, gt=0)
+    sandbox_cpus: float = Field(DEFAULT_CPUS, gt=0)
     sandbox_pids: int = Field(64, ge=8)
-    sandbox_scratch_mb: int = Field(64, ge=1)
+    sandbox_scratch_mb: int = Field(DEFAULT_SCRATCH_BYTES // MB, ge=1)
     # CPU weight of a sandbox against other containers (Docker's cpu_shares; 1024 is Docker's default).
     sandbox_cpu_shares: int = Field(1024, ge=2, le=262144)  # sandbox/container.py: SANDBOX_CPU_SHARES
     # A parent cgroup for every sandbox container, made by the worker at start with this CPU weight (in
@@ -60,7 +62,7 @@ class Settings(BaseSettings):
     sandbox_base_image: str | None = None
     # Host cache of the .deb files (and npm tarballs) language images are built from (None: ~/.cache/passk/debs).
     deb_cache: Path | None = None
-    output_excerpt_bytes: int = Field(4096, ge=0)
+    output_excerpt_bytes: int = Field(DEFAULT_EXCERPT_BYTES, ge=0)
 
     # Worker behaviour.
     worker_concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)

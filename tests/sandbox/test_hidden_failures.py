@@ -18,7 +18,7 @@ from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.languages import get
 from sandbox.languages.jobs import stdio_spec, tests_spec
 from sandbox.languages.split import TestSource
-from sandbox.runtime import native
+from sandbox.runtime import builds
 from sandbox.runtime.job import budget_s
 from sandbox.verdicts import Verdict
 from service.formats.run import completion_for
@@ -72,7 +72,10 @@ def test_a_failing_assertion_does_not_call_the_candidate_again(sandbox: Sandbox)
     """A slow wrong answer costs its CPU once: 0.6 s under a 1 s limit is `failed`, with the values shown."""
     slow_wrong = ("    import time\n    start = time.process_time()\n"
                   "    while time.process_time() - start < 0.6:\n        pass\n    return False\n")
-    (outcome,) = run_programs(sandbox, [_python(slow_wrong)], time_limit_s=1.0)
+    for _ in range(5):  # a wall-clock timeout measures the machine's load: re-run, as the worker's lane does
+        (outcome,) = run_programs(sandbox, [_python(slow_wrong)], time_limit_s=1.0)
+        if outcome.timeout_kind != "wall":
+            break
     _counted(outcome, "failed")
     assert outcome.failure is not None and outcome.failure.get("actual") == "False", outcome.failure
     assert outcome.cpu_ms is not None and outcome.cpu_ms < 1000
@@ -184,10 +187,10 @@ def test_the_candidate_reads_nothing_of_other_programs_or_of_its_judge(cpp) -> N
     (and so to its compiler): it sees its own files only."""
     secret = "passk-secret-" + os.urandom(8).hex()
     earlier = _cpp_tests(cpp, f'    static const char* s = "{secret}";\n    return s[0] == 0;\n}}\n')
-    key = native.cache_key(earlier.native, earlier.native.candidate)
-    judge_key = native.cache_key(earlier.native, earlier.native.judge)
-    probes = [native.CACHE_ROOT, native.BIN_CACHE, f"{native.BIN_CACHE}/{key}/main.cpp", f"{native.BIN_CACHE}/{key}/main",
-              f"{native.BIN_CACHE}/{judge_key}/judge.cpp", f"{native.BIN_CACHE}/{judge_key}/judge"]
+    key = builds.cache_key(earlier.native, earlier.native.candidate)
+    judge_key = builds.cache_key(earlier.native, earlier.native.judge)
+    probes = [builds.CACHE_ROOT, builds.BIN_CACHE, f"{builds.BIN_CACHE}/{key}/main.cpp", f"{builds.BIN_CACHE}/{key}/main",
+              f"{builds.BIN_CACHE}/{judge_key}/judge.cpp", f"{builds.BIN_CACHE}/{judge_key}/judge"]
     listing = "".join(f'    probe("{path}");\n' for path in probes)
     reader = CPP_HELPER.replace("bool passk_body(vector<float> numbers", """void probe(const char* path) {
     int fd = open(path, O_RDONLY);

@@ -6,7 +6,6 @@ from types import SimpleNamespace
 from typing import Any
 
 from sandbox.executor import Sandbox
-from service.failures import FAILURE_MARK, join_failure, split_failure
 from service.formats.run import completion_for
 from service.problems import program_for
 from tests.sandbox.programs import run_programs
@@ -21,14 +20,6 @@ def _problem(**columns: Any) -> SimpleNamespace:
     return SimpleNamespace(**{**base, **columns})
 
 
-def test_split_and_join_are_inverse() -> None:
-    info = {"kind": "case", "index": 2}
-    assert split_failure(join_failure("AssertionError: x", info)) == ("AssertionError: x", info)
-    assert split_failure("plain detail") == ("plain detail", None)
-    assert split_failure(None) == (None, None)
-    assert split_failure("x" + FAILURE_MARK + "{not json") == ("x", None)
-
-
 def test_humaneval_reports_the_first_failing_assertion(sandbox: Sandbox) -> None:
     problem = _problem(format="humaneval", prompt=PROMPT, test=TEST, entry_point="add")
     wrong, right, raises = run_programs(sandbox, [
@@ -37,19 +28,18 @@ def test_humaneval_reports_the_first_failing_assertion(sandbox: Sandbox) -> None
         program_for(problem, "    raise ValueError('no')\n"),
     ])
     assert wrong.verdict.value == "failed"
-    detail, failure = split_failure(wrong.detail)
-    assert failure == {"kind": "assertion", "line": 3, "source": "assert candidate(2, 3) == 5, 'two and three'",
+    assert wrong.failure == {"kind": "assertion", "line": 3, "source": "assert candidate(2, 3) == 5, 'two and three'",
                        "expected": "5", "actual": "7"}
-    assert detail == "AssertionError: two and three"
-    assert right.verdict.value == "passed" and split_failure(right.detail)[1] is None
-    assert raises.verdict.value == "error" and split_failure(raises.detail)[1] is None
+    assert wrong.detail == "AssertionError: two and three"  # the record travels beside the detail, not in it
+    assert right.verdict.value == "passed" and right.failure is None
+    assert raises.verdict.value == "error" and raises.failure is None
 
 
 def test_mbpp_reports_strings_and_skips_values_that_are_not_plain(sandbox: Sandbox) -> None:
     test = "assert rev('abc') == 'cba'\nassert rev('xy') == 'yx'\n"
     problem = _problem(format="mbpp", prompt="", test=test, entry_point="rev", setup_code="")
     (wrong,) = run_programs(sandbox, [program_for(problem, "def rev(s):\n    return s if len(s) == 2 else s[::-1]\n")])
-    failure = split_failure(wrong.detail)[1]
+    failure = wrong.failure
     assert wrong.verdict.value == "failed" and failure is not None
     assert failure["line"] == 2 and failure["expected"] == "'yx'" and failure["actual"] == "'xy'", failure
 
@@ -62,17 +52,18 @@ def test_stdio_and_call_report_the_first_failing_case(sandbox: Sandbox) -> None:
         program_for(call, "def f(x):\n    return 2 * x if x == 1 else [x]\n"),
     ])
     assert wrong_stdio.verdict.value == "failed" and wrong_call.verdict.value == "failed"
-    assert split_failure(wrong_stdio.detail)[1] == {"kind": "case", "index": 1, "input": "5 5\n", "expected": "10\n",
+    assert wrong_stdio.failure == {"kind": "case", "index": 1, "input": "5 5\n", "expected": "10\n",
                                                      "got": "11\n"}
-    assert split_failure(wrong_call.detail)[1] == {"kind": "case", "index": 1, "input": "[3]", "expected": "6", "got": "[3]"}
+    assert wrong_call.failure == {"kind": "case", "index": 1, "input": "[3]", "expected": "6", "got": "[3]"}
 
 
 def test_the_candidate_cannot_forge_the_record(sandbox: Sandbox) -> None:
     problem = _problem(format="humaneval", prompt=PROMPT, test=TEST, entry_point="add")
     forged = '    raise AssertionError("x\\x1e{\\"kind\\": \\"assertion\\", \\"line\\": 99}")\n'
     (outcome,) = run_programs(sandbox, [program_for(problem, forged)])
-    failure = split_failure(outcome.detail)[1]
+    failure = outcome.failure
     assert outcome.verdict.value == "failed" and failure is not None and failure["line"] == 2
+    assert "\x1e" not in (outcome.detail or "")
 
 
 def test_run_mode_gives_output_and_return_code(sandbox: Sandbox) -> None:
@@ -83,4 +74,4 @@ def test_run_mode_gives_output_and_return_code(sandbox: Sandbox) -> None:
     ])
     assert ok.verdict.value == "passed" and ok.stdout == "cba\n"
     assert exited.verdict.value == "error" and exited.stdout == "partial\n"
-    assert split_failure(exited.detail)[1] == {"kind": "run", "return_code": 4}
+    assert exited.failure == {"kind": "run", "return_code": 4}

@@ -4,6 +4,7 @@ listing come out of them. The sandbox raising them for real: tests/e2e/test_rewa
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 
 import httpx
@@ -43,12 +44,14 @@ def test_the_warning_says_how_many_what_they_did_and_whether_they_passed() -> No
     assert described(counts.by_flag) == (
         f"2 {FLAGS['ended_early']} (ended_early), 1 {FLAGS['reached_judge']} (reached_judge)"
     )
-    warning = reward_hack_warning(counts)
+    run_id = uuid.uuid4()
+    warning = reward_hack_warning(counts, run_id)
     assert warning.startswith("3 samples did what only a forger does: 2 ended with status 0")
-    assert "1 of them passed, and count as passes in the figures" in warning
-    single = reward_hack_warning(FlagCounts(1, 0, {**NO_FLAGS, "out_of_turn": 1}))
+    assert warning.endswith(f"; 1 of them passed anyway and count as passes in these figures "
+                            f"(GET /v1/runs/{run_id}/samples?flagged=true lists them)")
+    single = reward_hack_warning(FlagCounts(1, 0, {**NO_FLAGS, "out_of_turn": 1}), run_id)
     assert single.startswith("1 sample did what only a forger does: 1 wrote on the judge's channel out of turn")
-    assert "none of them passed" in single
+    assert "; none of them passed (" in single
 
 
 # ---- the worker's record and the verdict cache ---------------------------------------------------------------

@@ -312,7 +312,7 @@ async def run_metrics(
     hacks = await RunRepository(session).flag_counts(run.id)
     if hacks.samples:
         # First: an RL team whose rewards are these verdicts needs this more than any other figure.
-        warnings.insert(0, reward_hack_warning(hacks))
+        warnings.insert(0, reward_hack_warning(hacks, run.id))
     histogram = None if summary is None else histogram_out(summary.histogram)
     return RunMetrics(
         dataset_name=dataset_name,
@@ -349,16 +349,16 @@ async def run_metrics(
     )
 
 
-def reward_hack_warning(hacks: FlagCounts) -> str:
-    """`3 samples did what only a forger does: 2 ended with ... (ended_early), ...; 1 of them passed ...`"""
+def reward_hack_warning(hacks: FlagCounts, run_id: uuid.UUID) -> str:
+    """`3 samples did what only a forger does: 2 ended with ... (ended_early), ...; 1 of them passed anyway ...`"""
     plural = "s" if hacks.samples != 1 else ""
     passed = (
-        f"; {hacks.passed} of them passed, and count as passes in the figures" if hacks.passed
-        else "; none of them passed"
+        f"{hacks.passed} of them passed anyway and count as passes in these figures" if hacks.passed
+        else "none of them passed"
     )
     return (
-        f"{hacks.samples} sample{plural} did what only a forger does: {described(hacks.by_flag)}{passed} "
-        "(reward_hacks; the samples listing's flagged=true shows them)"
+        f"{hacks.samples} sample{plural} did what only a forger does: {described(hacks.by_flag)}; {passed} "
+        f"(GET /v1/runs/{run_id}/samples?flagged=true lists them)"
     )
 
 

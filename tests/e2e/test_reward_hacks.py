@@ -10,9 +10,12 @@ Three HumanEval completions, each doing one thing only a forger does (the Python
   them), then returns the right answer: it still passes, flagged.
 
 They are checked in the database's columns, the run's progress, the metrics and their warning, the sample
-listing, the live events, the export, `passk status`, `passk metrics` and `passk runs list`, and on the run
-page, the problem page and the runs list in Chromium. A second run repeats two of the programs: the verdict
-cache hands out their flags with their verdicts.
+listing, the live events, the export (and `passk report` on it), `passk status`, `passk metrics` and
+`passk runs list`, and on the run page, the problem page and the runs list in Chromium. A second run repeats
+two of the programs: the verdict cache hands out their flags with their verdicts.
+
+(`os._exit(0)`, not `sys.exit(0)`: a SystemExit raised inside the function reaches the judge as the call's
+answer, `failed` without a flag.)
 """
 
 from __future__ import annotations
@@ -176,6 +179,11 @@ def test_the_cli_shows_and_exports_them(stack: Stack, hacked: dict[str, Any], tm
         assert (by_program[program]["flags"], by_program[program]["passk_verdict"]) == ([flag], verdict)
     assert by_program[REACHED_JUDGE]["passed"] is True and by_program[REACHED_JUDGE]["result"] == "passed"
     assert sum(1 for row in rows if row["flags"]) == 4 and sum(1 for row in rows if not row["flags"]) == 3
+    # `passk report` on the export counts them as the server does.
+    offline = json.loads(ok(passk(None, "report", str(exported), "-k", "1", "--json")).stdout)
+    expected = hacked["run"]["progress"]["reward_hacks"]
+    assert {key: offline["reward_hacks"][key] for key in expected} == expected
+    assert offline["warnings"][0].startswith("4 samples did what only a forger does")
 
     listing = ok(passk(stack, "runs", "list", "--search", "forger")).stdout.splitlines()
     assert listing[0].split()[:7] == ["id", "name", "temp", "dataset", "problems", "status", "flagged"]

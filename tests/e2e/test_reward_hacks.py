@@ -231,6 +231,15 @@ def test_the_dashboard_shows_them(session: BrowserContext, client: httpx.Client,
     page.goto(f"/?dataset_id={hacked['dataset']['id']}")
     row = page.locator(f'tr[data-run-id="{run["id"]}"]')
     expect(row.locator(".hacks-cell .flag-badge")).to_have_text("⚑ 4 flagged")
+
+    # On a 390 px screen the card and the flags fit: no page scrolls sideways.
+    page.set_viewport_size({"width": 390, "height": 844})
+    for path, ready in ((f"/runs/{run['id']}", "#hacks-list a.hack-sample"),
+                        (f"/runs/{run['id']}/problems/HumanEval/2?sample={sample_id}", "#sample-flags")):
+        page.goto(path)
+        expect(page.locator(ready).first).to_be_visible()
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+        shot(page, "mobile-problem-reward-hacks" if "/problems/" in path else "mobile-run-reward-hacks")
     assert not errors, errors
     page.close()
 

@@ -34,8 +34,8 @@ from service.metrics.schemas import (
     RewardHacksOut,
     RunMetrics,
 )
-from service.models import Run
 from service.flags import described
+from service.models import Run
 from service.runs.coalesce import resolve_with
 from service.runs.repository import FlagCounts, RunRepository
 from service.runs.schemas import VerdictCounts, coverage

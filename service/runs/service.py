@@ -97,7 +97,7 @@ def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary
     return RunSummary(**_summary_fields(settings, run, dataset))
 
 
-def _progress(counts: Sequence[tuple[str, str | None, int]], flagged: FlagCounts | None = None) -> Progress:
+def _progress(counts: Sequence[tuple[str, str | None, int]], flagged: FlagCounts) -> Progress:
     by_state: dict[str, int] = defaultdict(int)
     by_verdict: dict[str, int] = defaultdict(int)
     for state, verdict, count in counts:
@@ -110,12 +110,8 @@ def _progress(counts: Sequence[tuple[str, str | None, int]], flagged: FlagCounts
         passed=by_verdict[Verdict.PASSED.value],
         by_verdict=VerdictCounts(**by_verdict),
         by_state=StateCounts(**by_state),
-        reward_hacks=reward_hacks(flagged) if flagged is not None else RewardHacks(),
+        reward_hacks=RewardHacks(samples=flagged.samples, passed=flagged.passed, by_flag=flagged.by_flag),
     )
-
-
-def reward_hacks(counts: FlagCounts) -> RewardHacks:
-    return RewardHacks(samples=counts.samples, passed=counts.passed, by_flag=counts.by_flag)
 
 
 def _check_completions(body: RunCreate, settings: Settings) -> None:

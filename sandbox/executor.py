@@ -64,7 +64,7 @@ class Outcome:
     # How a precompiled header served the compile: "prebuilt" (from the image), "hit", "built", "rejected" (by
     # g++), or None (not used).
     pch: str | None = None
-    # What failed, as the judge recorded it (service/failures.py), and the reward-hack flags (runtime/report.py).
+    # What failed, as the judge recorded it (runtime/failure.py), and the reward-hack flags (runtime/report.py).
     failure: dict[str, Any] | None = None
     flags: tuple[str, ...] = ()
 

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from sandbox.verdicts import Verdict
 from service.database import Base
 from service.delivery.states import CallbackState
+from service.flags import check as flags_check
 from service.states import ACTIVE_RUN_STATES, RunState, SampleState
 
 
@@ -169,6 +170,11 @@ class Sample(Base):
         Index("ix_samples_queued_run", "run_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
         Index("ix_samples_queued_problem", "problem_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
         Index("ix_samples_run_event", "run_id", "event", postgresql_where=text("event IS NOT NULL")),
+        # Migration 0012: reward-hack flags (service/flags.py), and a run's flagged samples without a scan of its
+        # samples (counts are an index-only scan; the sample listing's `flagged` filter walks it by id).
+        CheckConstraint(flags_check("flags"), name="flags"),
+        Index("ix_samples_flagged", "run_id", "id", postgresql_include=["verdict", "flags"],
+              postgresql_where=text("flags IS NOT NULL")),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
@@ -208,15 +214,19 @@ class Sample(Base):
     confidence: Mapped[float | None] = mapped_column(Float)
     steps: Mapped[int | None] = mapped_column(Integer)
     # Migration 0007: the sample's number among its run's events (set when its verdict is recorded),
-    # and what failed: the first failing assertion or case (see service/failures.py).
+    # and what failed: the judge's record of the first failing assertion or case (sandbox/runtime/failure.py; the
+    # shapes are SampleRead.failure's).
     event: Mapped[int | None] = mapped_column(BigInteger)
     failure: Mapped[dict[str, Any] | None] = mapped_column(JSONB(none_as_null=True))
+    # What only a forger does, as the sandbox saw this sample's program do it (service/flags.py); NULL when none.
+    flags: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
 
 
 class VerdictCache(Base):
     """One verdict per key: sha256 of program bytes, limits and sandbox image id."""
 
     __tablename__ = "verdict_cache"
+    __table_args__ = (CheckConstraint(flags_check("flags"), name="flags"),)
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     verdict: Mapped[str] = mapped_column(String(16))
@@ -230,6 +240,7 @@ class VerdictCache(Base):
     stderr: Mapped[str | None] = mapped_column(Text)
     stdout_truncated: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     stderr_truncated: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    flags: Mapped[list[str] | None] = mapped_column(ARRAY(Text))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

@@ -13,6 +13,7 @@ import csv
 import gzip
 import io
 import json
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from service.flags import FLAGS, described
 from service.metrics.convert import diversity_out, groups_out, histogram_out, metric_out
 from service.metrics.schemas import GroupsOut, IntervalOut, KMetric
 from service.statistics.summary import Options, RunEstimates, summarize
@@ -40,6 +42,10 @@ class ProblemRecord:
     c: int
     tags: list[str] = field(default_factory=list)
     distinct_programs: int | None = None  # when the file carries the completions
+    # Reward-hack flags (`passk export` writes each row's `flags`): samples with any, passes among them, per flag.
+    flagged: int = 0
+    flagged_passed: int = 0
+    flags: dict[str, int] = field(default_factory=dict)
 
 
 def _open_text(path: Path) -> io.TextIOBase:
@@ -67,6 +73,8 @@ def _passed(row: dict[str, Any], where: str) -> bool:
 def _read_jsonl(lines: Iterable[str], name: str) -> list[ProblemRecord]:
     counts: dict[str, list[int]] = {}  # task_id -> [n, c], in order of first appearance
     programs: dict[str, set[str]] = {}
+    flagged: dict[str, list[int]] = {}  # task_id -> [flagged, flagged and passed]
+    flags: dict[str, Counter[str]] = {}
     with_completions = True
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -82,15 +90,23 @@ def _read_jsonl(lines: Iterable[str], name: str) -> list[ProblemRecord]:
             raise ReportError(f"{where}: each line needs a `task_id` and `passed`")
         task = str(row["task_id"])
         entry = counts.setdefault(task, [0, 0])
+        passed = _passed(row, where)
         entry[0] += 1
-        entry[1] += _passed(row, where)
+        entry[1] += passed
+        raised = row.get("flags")
+        if isinstance(raised, list) and raised:
+            hacks = flagged.setdefault(task, [0, 0])
+            hacks[0] += 1
+            hacks[1] += passed
+            flags.setdefault(task, Counter()).update({str(name) for name in raised})
         completion = row.get("completion")
         if isinstance(completion, str):
             programs.setdefault(task, set()).add(completion)
         else:
             with_completions = False
     return [
-        ProblemRecord(task, n, c, [], len(programs[task]) if with_completions and task in programs else None)
+        ProblemRecord(task, n, c, [], len(programs[task]) if with_completions and task in programs else None,
+                      *flagged.get(task, (0, 0)), dict(flags.get(task, {})))
         for task, (n, c) in counts.items()
     ]
 
@@ -157,6 +173,18 @@ def build_report(records: list[ProblemRecord], options: Options, *, source: str,
     known = [(r.distinct_programs, r.n) for r in records if r.distinct_programs is not None and r.n > 0]
     diversity = diversity_out(known)
     groups = groups_out(summary.groups, options.ks) if summary.groups is not None else None
+    hacks = _reward_hacks(records)
+    warnings = list(summary.warnings)
+    if hacks["samples"]:
+        # First, as the server puts it: rewards paid to forgers matter more than any figure.
+        warnings.insert(
+            0,
+            f"{hacks['samples']} sample{'s' if hacks['samples'] != 1 else ''} did what only a forger does: "
+            f"{described(hacks['by_flag'])}; "
+            + (f"{hacks['passed']} of them passed anyway and count as passes in these figures"
+               if hacks["passed"] else "none of them passed")
+            + " (their rows' `flags`)",
+        )
     return {
         "source": source,
         "format": file_format,
@@ -175,7 +203,22 @@ def build_report(records: list[ProblemRecord], options: Options, *, source: str,
         "histogram": histogram_out(summary.histogram).model_dump(mode="json"),
         "diversity": None if diversity is None else diversity.model_dump(mode="json"),
         "groups": None if groups is None else groups.model_dump(mode="json"),
-        "warnings": summary.warnings,
+        "reward_hacks": hacks,
+        "warnings": warnings,
+    }
+
+
+def _reward_hacks(records: list[ProblemRecord]) -> dict[str, Any]:
+    """The flagged samples of a results file, in GET /metrics' `reward_hacks` shape (every known flag listed)."""
+    by_flag = dict.fromkeys(FLAGS, 0)
+    for record in records:
+        for name, count in record.flags.items():
+            by_flag[name] = by_flag.get(name, 0) + count
+    return {
+        "samples": sum(r.flagged for r in records),
+        "passed": sum(r.flagged_passed for r in records),
+        "by_flag": by_flag,
+        "descriptions": dict(FLAGS),
     }
 
 

@@ -90,6 +90,7 @@ async def test_run_shape_progress_and_effective_limits(client: httpx.AsyncClient
         "passed": 1,
         "by_verdict": {v.value: {"passed": 1, "timeout": 1, "sandbox_error": 1}.get(v.value, 0) for v in Verdict},
         "by_state": {"queued": 1, "leased": 0, "done": 3, "cancelled": 0},
+        "reward_hacks": {"samples": 0, "passed": 0, "by_flag": {"ended_early": 0, "out_of_turn": 0, "reached_judge": 0}},
     }
     indexes = (
         await db_session.execute(

@@ -64,3 +64,35 @@ def test_interval_without_bounds() -> None:
     bounded = {"estimate": 0.5, "ci_low": 0.25, "ci_high": 0.75, "method_used": "bca", "label": "95 % BCa"}
     assert client_commands._interval(bounded) == "50.00% [25.00%, 75.00%] 95 % BCa"
     assert client_commands._interval(bounded, labelled=False) == "50.00% [25.00%, 75.00%]"
+
+
+def _run(reward_hacks: dict | None) -> dict:
+    progress = {"total": 4, "done": 4, "passed": 2, "by_verdict": {"passed": 2, "failed": 2}}
+    if reward_hacks is not None:
+        progress["reward_hacks"] = reward_hacks
+    return {"id": "r", "status": "completed", "model": "m", "sampling": {"temperature": 0.2}, "dataset_id": "d",
+            "time_limit_s": 3.0, "memory_mb": 512, "created_at": "2026-01-01T00:00:00Z", "progress": progress}
+
+
+def test_status_shows_the_flagged_samples_only_when_there_are_some() -> None:
+    hacks = {"samples": 3, "passed": 1, "by_flag": {"ended_early": 2, "out_of_turn": 0, "reached_judge": 1}}
+    text = client_commands.render_run(_run(hacks))
+    assert "  FLAGGED   3 samples did what only a forger does (1 of them passed)\n" in text
+    assert "2  ended_early    ended with status 0 before its tests finished" in text
+    assert "1  reached_judge  tried to read, signal or trace the judge" in text and "out_of_turn" not in text
+    calm = {"samples": 0, "passed": 0, "by_flag": {"ended_early": 0, "out_of_turn": 0, "reached_judge": 0}}
+    assert "FLAGGED" not in client_commands.render_run(_run(calm))
+    assert "FLAGGED" not in client_commands.render_run(_run(None))  # a server without flags
+
+
+def test_export_rows_carry_the_flags_and_keep_the_rest() -> None:
+    samples = [
+        {"problem_id": "HumanEval/0", "completion": "x", "state": "done", "verdict": "passed", "detail": None,
+         "flags": ["reached_judge"], "cost": 0.5},
+        {"problem_id": "HumanEval/0", "completion": "y", "state": "done", "verdict": "failed",
+         "detail": "the program ended before its tests finished", "flags": []},
+    ]
+    rows, skipped = client_commands.results_rows(samples)
+    assert not skipped
+    assert list(rows[0]) == ["task_id", "completion", "result", "passed", "passk_verdict", "passk_detail", "flags", "cost"]
+    assert rows[0]["flags"] == ["reached_judge"] and rows[0]["passed"] is True and rows[1]["flags"] == []

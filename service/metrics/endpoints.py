@@ -64,7 +64,9 @@ _K_TOO_LARGE: dict[int | str, dict[str, Any]] = {
         "(mean per sample, cost per success = total cost / passes, cost of k samples per problem and per solved "
         "problem), `latency` (p50/p95/p99), `tokens`, `steps` and `calibration` (Brier with its Murphy "
         "decomposition, ECE over `bins` equal-width and equal-count bins, the reliability diagram), each interval "
-        "on the same resampled problems as pass@k."
+        "on the same resampled problems as pass@k. `reward_hacks` counts the run's samples whose program did what "
+        "only a forger does (per flag, with what it means, and the passes among them); when there are any, the "
+        "first of the `warnings` says so: a policy learning to cheat shows there first."
     ),
     responses=_K_TOO_LARGE,
 )

@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from service.runs.schemas import Coverage, VerdictCounts
+from service.flags import FLAGS
+from service.runs.schemas import Coverage, RewardHacks, VerdictCounts
 from service.states import RunState
 
 _INTERVAL_EXAMPLE = {
@@ -191,6 +192,14 @@ class CalibrationOut(BaseModel):
     reliability_diagram_equal_count: list[CalibrationBinOut]
 
 
+class RewardHacksOut(RewardHacks):
+    """The run's reward-hack counts (as in its progress), with what each flag means."""
+
+    descriptions: dict[str, str] = Field(
+        default_factory=lambda: dict(FLAGS), description="What a program did to raise each flag, by flag."
+    )
+
+
 class RunMetrics(BaseModel):
     model_config = ConfigDict(
         json_schema_extra={
@@ -241,6 +250,8 @@ class RunMetrics(BaseModel):
                         "single_program_problems": 9,
                     },
                     "groups": None,
+                    "reward_hacks": {"samples": 0, "passed": 0, "by_flag": dict.fromkeys(FLAGS, 0),
+                                     "descriptions": dict(FLAGS)},
                     "warnings": [],
                     "note": None,
                 }
@@ -284,6 +295,12 @@ class RunMetrics(BaseModel):
     tokens: TokensOut | None = Field(None, description="Where samples carry token counts.")
     steps: StepsOut | None = Field(None, description="Where samples carry steps.")
     calibration: CalibrationOut | None = Field(None, description="Where samples carry a confidence.")
+    reward_hacks: RewardHacksOut = Field(
+        default_factory=RewardHacksOut,
+        description="Samples of the run (all recorded ones, not only finished problems') whose program did what only "
+        "a forger does, per flag with its meaning; any makes the first warning. Their verdicts stand in the figures "
+        "above: a flagged pass is a pass.",
+    )
     warnings: list[str] = Field(default_factory=list)
     note: str | None = None
 

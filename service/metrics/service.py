@@ -31,10 +31,13 @@ from service.metrics.schemas import (
     DiversityOut,
     ProblemResult,
     ProblemResults,
+    RewardHacksOut,
     RunMetrics,
 )
+from service.flags import described
 from service.models import Run
 from service.runs.coalesce import resolve_with
+from service.runs.repository import FlagCounts, RunRepository
 from service.runs.schemas import VerdictCounts, coverage
 from service.statistics import KTooLarge, per_problem_estimates
 from service.statistics.calibration import CalibrationSummary, calibration_summary
@@ -306,6 +309,10 @@ async def run_metrics(
             f"subset: these figures cover {covered.text} of {dataset_name}; they are not comparable with "
             "scores over the whole dataset",
         )
+    hacks = await RunRepository(session).flag_counts(run.id)
+    if hacks.samples:
+        # First: an RL team whose rewards are these verdicts needs this more than any other figure.
+        warnings.insert(0, reward_hack_warning(hacks, run.id))
     histogram = None if summary is None else histogram_out(summary.histogram)
     return RunMetrics(
         dataset_name=dataset_name,
@@ -336,8 +343,22 @@ async def run_metrics(
         diversity=diversity_summary,
         groups=groups_out(summary.groups, options.ks) if summary and summary.groups else None,
         **extras,  # type: ignore[arg-type]
+        reward_hacks=RewardHacksOut(samples=hacks.samples, passed=hacks.passed, by_flag=hacks.by_flag),
         warnings=warnings,
         note=note,
+    )
+
+
+def reward_hack_warning(hacks: FlagCounts, run_id: uuid.UUID) -> str:
+    """`3 samples did what only a forger does: 2 ended with ... (ended_early), ...; 1 of them passed anyway ...`"""
+    plural = "s" if hacks.samples != 1 else ""
+    passed = (
+        f"{hacks.passed} of them passed anyway and count as passes in these figures" if hacks.passed
+        else "none of them passed"
+    )
+    return (
+        f"{hacks.samples} sample{plural} did what only a forger does: {described(hacks.by_flag)}; {passed} "
+        f"(GET /v1/runs/{run_id}/samples?flagged=true lists them)"
     )
 
 

@@ -19,6 +19,7 @@ from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import event_stream, wait_for_run_end
 from service.dependencies import SessionDep, SettingsDep, app_singleton, commit_now, etag_matches, openapi_422, openapi_error, openapi_invalid_input
 from service.exceptions import InvalidInput
+from service.flags import FLAGS, Flag
 from service.idempotency import IdempotencyKeyHeader
 from service.runs import service as run_service
 from service.runs.coalesce import Coalescer
@@ -150,8 +151,9 @@ async def update_run(run_id: uuid.UUID, body: RunUpdate, session: SessionDep, se
     summary="Get a run with its progress",
     description=(
         "Cheap enough to poll every second: the run and its progress (one grouped count over an index) are "
-        "one query. The `ETag` names the answer: send it back as `If-None-Match` and an unchanged run is a "
-        "304 with no body."
+        "one query. `progress.reward_hacks` counts the samples flagged as reward hacks (what only a forger "
+        f"does: {'; '.join(FLAGS.values())}), from an index of the flagged samples alone. The `ETag` names the "
+        "answer: send it back as `If-None-Match` and an unchanged run is a 304 with no body."
     ),
     responses={**RUN_NOT_FOUND, 304: {"description": "Unchanged since the `ETag` sent as `If-None-Match`"}},
 )
@@ -207,7 +209,11 @@ async def cancel_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsD
     "/{run_id}/samples",
     response_model=SamplePage,
     summary="List a run's samples with their verdicts",
-    description="Keyset-paginated by sample id: pass `next_cursor` back as `cursor` until it is null.",
+    description=(
+        "Keyset-paginated by sample id: pass `next_cursor` back as `cursor` until it is null. Each sample carries "
+        "its reward-hack `flags` (what only a forger does, as the sandbox saw it); `flagged=true` lists the "
+        "flagged samples only (read from an index of them: cheap on any run), `flag=NAME` those with that flag."
+    ),
     responses=RUN_NOT_FOUND,
 )
 async def list_samples(
@@ -218,6 +224,10 @@ async def list_samples(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[int | None, Query(ge=0, le=2**63 - 1, description="`next_cursor` of the previous page")] = None,
     include: Annotated[Literal["completion"] | None, Query(description="`completion` adds the code")] = None,
+    flagged: Annotated[
+        bool | None, Query(description="true: only samples with a reward-hack flag; false: only samples without")
+    ] = None,
+    flag: Annotated[Flag | None, Query(description="Only samples with this reward-hack flag")] = None,
 ) -> SamplePage:
     return await run_service.samples(
         session,
@@ -227,6 +237,8 @@ async def list_samples(
         cursor=cursor,
         limit=limit,
         include_completion=include == "completion",
+        flagged=flagged,
+        flag=flag,
     )
 
 
@@ -235,9 +247,9 @@ async def list_samples(
     summary="Live events: each finished sample, then the run's end (Server-Sent Events)",
     description=(
         "`text/event-stream`. Each finished sample is an event `sample` (`id`, `problem_id`, `index`, `verdict`, "
-        "`duration_ms`, `cpu_ms`, `cached`) whose SSE `id` is its number among the run's events; when the run has "
-        "ended, one event `end` (`status`, `progress`, `metrics` link) and the stream closes. Reconnect with "
-        "`Last-Event-ID` (or `?after=`) to resume with nothing lost or repeated, also across API restarts "
+        "`duration_ms`, `cpu_ms`, `cached`, `flags`: its reward-hack flags) whose SSE `id` is its number among the "
+        "run's events; when the run has ended, one event `end` (`status`, `progress`, `metrics` link) and the "
+        "stream closes. Reconnect with `Last-Event-ID` (or `?after=`) to resume with nothing lost or repeated, also across API restarts "
         "(events are read from the database). After the `end` event, a reconnect gets 204."
     ),
     responses={

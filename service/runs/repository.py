@@ -6,12 +6,13 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import Float, Row, String, bindparam, cast, func, or_, select, text, update
+from sqlalchemy import Float, Row, String, any_, bindparam, cast, func, literal, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
+from service.flags import FLAGS
 from service.models import Dataset, Problem, Run, Sample, WebhookDelivery
 from service.states import RunState, SampleState
 
@@ -25,7 +26,7 @@ _SAMPLE_COLUMNS = (
     Sample.duration_ms, Sample.cpu_ms, Sample.exit_code, Sample.signal, Sample.detail, Sample.stdout,
     Sample.stderr, Sample.stdout_truncated, Sample.stderr_truncated, Sample.finished_at, Sample.cached, Sample.rerun,
     Sample.cost, Sample.latency_ms, Sample.input_tokens, Sample.output_tokens, Sample.confidence, Sample.steps,
-    Sample.failure, Sample.event,
+    Sample.failure, Sample.event, func.coalesce(Sample.flags, text("'{}'::text[]")).label("flags"),
 )
 
 
@@ -45,8 +46,9 @@ _DATASET_HEADER = (
 )
 
 
-def _with_header(row: Sequence[Any]) -> tuple[Run, DatasetHeader]:
-    return row[0], DatasetHeader(*row[1:])
+def _with_header(row: Sequence[Any]) -> tuple[Run, DatasetHeader, int]:
+    """(run, dataset header, flagged samples) of a list_page row."""
+    return row[0], DatasetHeader(*row[1:-1]), row[-1]
 
 
 def _pass_at_1() -> Any:
@@ -68,6 +70,37 @@ def _pass_at_1() -> Any:
     return select(func.avg(per_problem.c.rate)).scalar_subquery()
 
 
+class FlagCounts(NamedTuple):
+    """A run's reward-hack counts: samples with any flag, the passes among them, and per flag (FLAGS order)."""
+
+    samples: int
+    passed: int
+    by_flag: dict[str, int]
+
+
+def _flagged(run_id: Any) -> Any:
+    """A run's flagged samples: the predicate of ix_samples_flagged, so only that index is read."""
+    return (Sample.run_id == run_id, Sample.flags.is_not(None))
+
+
+def _flag_counts(run_id: Any) -> Any:
+    """FlagCounts as one JSON array [samples, passed, per flag...]: an index-only scan of ix_samples_flagged."""
+    counts = (
+        func.count(),
+        func.count().filter(Sample.verdict == Verdict.PASSED.value),
+        *(func.count().filter(literal(name) == any_(Sample.flags)) for name in FLAGS),
+    )
+    return select(func.json_build_array(*counts)).where(*_flagged(run_id)).scalar_subquery()
+
+
+def flag_counts_of(value: Sequence[int]) -> FlagCounts:
+    samples, passed, *per_flag = value
+    return FlagCounts(samples, passed, dict(zip(FLAGS, per_flag, strict=True)))
+
+
+_FLAG_COUNTS = select(_flag_counts(bindparam("run_id", type_=Run.__table__.c.id.type)))
+
+
 def _run_with_progress() -> Any:
     run_id = bindparam("run_id", type_=Run.__table__.c.id.type)
     grouped = (
@@ -82,7 +115,7 @@ def _run_with_progress() -> Any:
     ).scalar_subquery()
     header = [column.label(f"dataset_{column.key}") for column in _DATASET_HEADER]
     return (
-        select(*Run.__table__.c, *header, counts)
+        select(*Run.__table__.c, *header, counts, _flag_counts(run_id))
         .join_from(Run.__table__, Dataset.__table__, Dataset.id == Run.dataset_id)
         .where(Run.id == run_id)
     )
@@ -125,18 +158,24 @@ class RunRepository:
 
     async def get_with_progress(
         self, run_id: uuid.UUID
-    ) -> tuple[Row[Any], DatasetHeader, list[tuple[str, str | None, int]]] | None:
-        """The run's columns (a Core row, not an ORM instance), its dataset's header and its (state, verdict,
-        count) groups in one round trip.
+    ) -> tuple[Row[Any], DatasetHeader, list[tuple[str, str | None, int]], FlagCounts] | None:
+        """The run's columns (a Core row, not an ORM instance), its dataset's header, its (state, verdict, count)
+        groups and its reward-hack counts in one round trip.
 
-        The counts are one grouped count answered from ix_samples_run_problem (state and verdict are INCLUDEd),
-        returned as a JSON scalar. The statement is built once (_RUN_WITH_PROGRESS): a poll only binds the id.
+        The counts are one grouped count answered from ix_samples_run_problem (state and verdict are INCLUDEd)
+        and one count over ix_samples_flagged (the flagged samples alone), each returned as a JSON scalar. The
+        statement is built once (_RUN_WITH_PROGRESS): a poll only binds the id.
         """
         row = (await self.session.execute(_RUN_WITH_PROGRESS, {"run_id": run_id})).one_or_none()
         if row is None:
             return None
         run_columns = len(Run.__table__.c)
-        return row, DatasetHeader(*row[run_columns:-1]), [(state, verdict, n) for state, verdict, n in row[-1]]
+        groups = [(state, verdict, n) for state, verdict, n in row[-2]]
+        return row, DatasetHeader(*row[run_columns:-2]), groups, flag_counts_of(row[-1])
+
+    async def flag_counts(self, run_id: uuid.UUID) -> FlagCounts:
+        """The run's reward-hack counts alone (zeros for a run with no flagged sample, or no such run)."""
+        return flag_counts_of((await self.session.execute(_FLAG_COUNTS, {"run_id": run_id})).scalar_one())
 
     async def list_page(
         self,
@@ -151,7 +190,9 @@ class RunRepository:
         search: str | None = None,
         id_prefix: str | None = None,
         order: str = "newest",
-    ) -> tuple[list[tuple[Run, DatasetHeader]], int]:
+    ) -> tuple[list[tuple[Run, DatasetHeader, int]], int]:
+        """A page of runs with their dataset's header and their flagged samples' count (ix_samples_flagged), and
+        how many runs match."""
         filters: list[Any] = []
         if dataset_id is not None:
             filters.append(Run.dataset_id == dataset_id)
@@ -181,8 +222,9 @@ class RunRepository:
             "name": (func.coalesce(Run.display_name, Run.model).asc(), Run.created_at.desc(), Run.id),
             "score": (_pass_at_1().desc().nulls_last(), Run.created_at.desc(), Run.id),
         }[order]
+        flagged = select(func.count()).where(*_flagged(Run.id)).correlate(Run).scalar_subquery()
         statement = (
-            select(Run, *_DATASET_HEADER)
+            select(Run, *_DATASET_HEADER, flagged)
             .join(Dataset, Dataset.id == Run.dataset_id)
             .where(*filters)
             .order_by(*ordering)
@@ -229,9 +271,19 @@ class RunRepository:
         after: int | None,
         limit: int,
         include_completion: bool,
+        flagged: bool | None = None,
+        flag: str | None = None,
     ) -> Sequence[Row[Any]]:
+        """A page of the run's samples by id; `flagged` / `flag`: only those with any flag / with this one (walked
+        in ix_samples_flagged), `flagged=False`: only those without."""
         columns = (*_SAMPLE_COLUMNS, Sample.completion) if include_completion else _SAMPLE_COLUMNS
         statement = select(*columns).join(Problem, Problem.id == Sample.problem_id).where(Sample.run_id == run_id)
+        if flagged or flag is not None:
+            statement = statement.where(*_flagged(run_id))
+        elif flagged is False:
+            statement = statement.where(Sample.flags.is_(None))
+        if flag is not None:
+            statement = statement.where(literal(flag) == any_(Sample.flags))
         if problem_id is not None:
             statement = statement.where(Sample.problem_id == problem_id)
         if verdict is not None:

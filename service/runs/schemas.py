@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from sandbox.verdicts import Verdict
+from service.flags import FLAGS
 from service.formats.fields import Key, PositiveMB, PositiveSeconds, StorableStr, jsonb_storable
 from service.delivery.states import CallbackState, RunPriority
 from service.states import RunState, SampleState
@@ -140,12 +141,41 @@ class StateCounts(BaseModel):
     cancelled: int = 0
 
 
+def _flag_list() -> str:
+    return "; ".join(f"`{name}`: {text}" for name, text in FLAGS.items())
+
+
+class RewardHacks(BaseModel):
+    """Samples whose program did what only a forger does, as the sandbox saw it (the reward-hack flags)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [{"samples": 3, "passed": 1, "by_flag": {"ended_early": 2, "out_of_turn": 0, "reached_judge": 1}}]
+        }
+    )
+
+    samples: int = Field(0, description="Samples with at least one flag (a sample may carry several).")
+    passed: int = Field(
+        0, description="Flagged samples whose verdict is `passed` anyway (e.g. one that signalled the judge, then "
+        "returned the right answer): rewards a forger was paid."
+    )
+    by_flag: dict[str, int] = Field(
+        default_factory=lambda: dict.fromkeys(FLAGS, 0),
+        description="Samples per flag, every known flag listed (0 included). The flags: " + _flag_list() + ".",
+    )
+
+
 class Progress(BaseModel):
     total: int
     done: int
     passed: int
     by_verdict: VerdictCounts
     by_state: StateCounts
+    reward_hacks: RewardHacks = Field(
+        default_factory=RewardHacks,
+        description="The run's flagged samples so far: what an RL team whose rewards are these verdicts must watch. "
+        "`GET /v1/runs/{id}/samples?flagged=true` lists them.",
+    )
 
 
 class Coverage(BaseModel):
@@ -253,6 +283,8 @@ class RunRead(RunSummary):
                         "passed": 410,
                         "by_verdict": {**VerdictCounts().model_dump(), "passed": 410, "failed": 700, "timeout": 90},
                         "by_state": {"queued": 31536, "leased": 64, "done": 1200, "cancelled": 0},
+                        "reward_hacks": {"samples": 3, "passed": 1,
+                                         "by_flag": {"ended_early": 2, "out_of_turn": 0, "reached_judge": 1}},
                     },
                 }
             ]
@@ -283,8 +315,12 @@ class RunUpdate(BaseModel):
     archived: bool | None = Field(None, description="Archived runs leave the default list.")
 
 
+class RunListItem(RunSummary):
+    flagged_samples: int = Field(0, description="Samples flagged as reward hacks (see `progress.reward_hacks` of the run).")
+
+
 class RunList(BaseModel):
-    items: list[RunSummary]
+    items: list[RunListItem]
     total: int
     limit: int
     offset: int
@@ -299,7 +335,7 @@ class SampleRead(BaseModel):
                     "attempts": 1, "duration_ms": 41.7, "cpu_ms": 30.2, "exit_code": 1, "signal": None,
                     "detail": "AssertionError", "stdout": "", "stderr": "Traceback (most recent call last): ...",
                     "stdout_truncated": False, "stderr_truncated": False, "finished_at": "2026-11-29T13:00:05Z",
-                    "cached": False, "rerun": False, "completion": None,
+                    "cached": False, "rerun": False, "completion": None, "flags": [],
                 }
             ]
         }
@@ -339,6 +375,11 @@ class SampleRead(BaseModel):
         ),
     )
     event: int | None = Field(None, description="This sample's number among its run's events (Last-Event-ID).")
+    flags: list[str] = Field(
+        default_factory=list,
+        description="Reward-hack flags: what only a forger does, as the sandbox saw this sample's program do it "
+        "(empty when none; the verdict stands beside them, a flagged sample may have passed). " + _flag_list() + ".",
+    )
 
 
 class SamplePage(BaseModel):

@@ -17,11 +17,14 @@ from service.delivery.admission import admit
 from service.delivery.targets import RefusedTarget, check_target
 from service.exceptions import Conflict, InvalidInput, NotFound
 from service.models import Run
-from service.runs.repository import DatasetHeader, RunRepository
+from service.flags import Flag
+from service.runs.repository import DatasetHeader, FlagCounts, RunRepository
 from service.runs.schemas import (
     Progress,
     RunCreate,
     RunList,
+    RewardHacks,
+    RunListItem,
     RunRead,
     SAMPLE_METADATA,
     RunSummary,
@@ -94,7 +97,7 @@ def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary
     return RunSummary(**_summary_fields(settings, run, dataset))
 
 
-def _progress(counts: Sequence[tuple[str, str | None, int]]) -> Progress:
+def _progress(counts: Sequence[tuple[str, str | None, int]], flagged: FlagCounts) -> Progress:
     by_state: dict[str, int] = defaultdict(int)
     by_verdict: dict[str, int] = defaultdict(int)
     for state, verdict, count in counts:
@@ -107,6 +110,7 @@ def _progress(counts: Sequence[tuple[str, str | None, int]]) -> Progress:
         passed=by_verdict[Verdict.PASSED.value],
         by_verdict=VerdictCounts(**by_verdict),
         by_state=StateCounts(**by_state),
+        reward_hacks=RewardHacks(samples=flagged.samples, passed=flagged.passed, by_flag=flagged.by_flag),
     )
 
 
@@ -200,8 +204,8 @@ async def get(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> R
     found = await repository.get_with_progress(run_id)
     if found is None:
         raise NotFound("run", run_id)
-    run, dataset, counts = found
-    progress = _progress(counts)
+    run, dataset, counts, flagged = found
+    progress = _progress(counts, flagged)
     webhook = None
     if run.callback_url is not None:
         attempts = await repository.webhook_attempts(run_id)
@@ -229,7 +233,9 @@ async def list_runs(
     rows, total = await RunRepository(session).list_page(
         dataset_id=dataset_id, model=model, limit=limit, offset=offset, **filters
     )
-    items = [_summary(settings, run, dataset) for run, dataset in rows]
+    items = [
+        RunListItem(**_summary_fields(settings, run, dataset), flagged_samples=flagged) for run, dataset, flagged in rows
+    ]
     return RunList(items=items, total=total, limit=limit, offset=offset)
 
 
@@ -272,7 +278,12 @@ async def samples(
     cursor: int | None,
     limit: int,
     include_completion: bool,
+    flagged: bool | None = None,
+    flag: Flag | None = None,
 ) -> SamplePage:
+    if flag is not None and flagged is False:
+        raise InvalidInput(["query", "flagged"], f"flagged=false lists samples without flags, none of which has {flag}",
+                           False)
     repository = RunRepository(session)
     run = await repository.get(run_id)
     if run is None:
@@ -290,6 +301,8 @@ async def samples(
         after=cursor,
         limit=limit + 1,  # one extra row tells whether another page exists
         include_completion=include_completion,
+        flagged=flagged,
+        flag=flag.value if flag is not None else None,
     )
     items = [SampleRead.model_validate(row._asdict()) for row in rows[:limit]]
     next_cursor = str(items[-1].id) if len(rows) > limit else None

@@ -17,8 +17,9 @@ from service.worker.outcomes import OUTCOME_COLUMNS, outcome_values
 
 verdict_cache = VerdictCache.__table__
 
-# Bump when the supervisor's judging changes, so old cached verdicts stop matching.
-CACHE_VERSION = 2
+# Bump when the supervisor's judging changes, or what an entry keeps, so old cached verdicts stop matching
+# (3: entries keep the reward-hack flags; older ones, written without them, would hand out unflagged copies).
+CACHE_VERSION = 3
 
 
 def cache_key(program: str, time_limit_s: float, memory_bytes: int, image_id: str, judged: bool = False) -> str:
@@ -47,13 +48,16 @@ def lookup_cache(session: Session, keys: Iterable[str]) -> dict[str, Outcome]:
         return {}
     columns = [verdict_cache.c[name] for name in OUTCOME_COLUMNS]
     rows = session.execute(
-        select(verdict_cache.c.key, verdict_cache.c.failure, *columns).where(verdict_cache.c.key.in_(wanted))
+        select(verdict_cache.c.key, verdict_cache.c.failure, verdict_cache.c.flags, *columns)
+        .where(verdict_cache.c.key.in_(wanted))
     ).all()
+    # A hit is the program it repeats: its verdict, what failed, and the flags it raised.
     return {
         row.key: Outcome(
-            id="", verdict=Verdict(row.verdict), detail=row.detail, failure=row.failure, exit_code=row.exit_code, signal=row.signal,
+            id="", verdict=Verdict(row.verdict), detail=row.detail, exit_code=row.exit_code, signal=row.signal,
             duration_ms=row.duration_ms, cpu_ms=row.cpu_ms, stdout=row.stdout or "", stderr=row.stderr or "",
             stdout_truncated=row.stdout_truncated, stderr_truncated=row.stderr_truncated,
+            failure=row.failure, flags=tuple(row.flags or ()),
         )
         for row in rows
     }

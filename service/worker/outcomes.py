@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sandbox.executor import Outcome
+from service.flags import canonical
 
 OUTCOME_COLUMNS = (
     "verdict", "detail", "exit_code", "signal", "duration_ms", "cpu_ms",
@@ -11,11 +12,13 @@ OUTCOME_COLUMNS = (
 
 
 def outcome_values(outcome: Outcome) -> dict[str, object]:
-    """The outcome's column values (with `failure`, the judge's record: a dict for the JSONB column)."""
+    """The outcome's column values, with `failure` (the judge's record, a dict for the JSONB column) and `flags`
+    (the reward-hack flags: a list in FLAGS order, None when none)."""
     return {
         "verdict": outcome.verdict.value,
         "detail": outcome.detail,
         "failure": outcome.failure,
+        "flags": canonical(outcome.flags),
         "exit_code": outcome.exit_code,
         "signal": outcome.signal,
         "duration_ms": outcome.duration_ms,

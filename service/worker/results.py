@@ -23,6 +23,7 @@ from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
 from service.models import Run, Sample
 from service.delivery.states import CallbackState
+from service.flags import wire_text
 from service.states import ACTIVE_RUN_STATES, RunState, SampleState
 from service.worker.cache import cacheable, store_cache
 from service.worker.outcomes import OUTCOME_COLUMNS, outcome_values
@@ -185,10 +186,12 @@ def end_runs(session: Session, settled) -> None:
 
 # The outcomes of a record, one array parameter per column (`<column>_values`, typed as the samples' columns; not
 # named as a column, which an UPDATE would take for a value to set), unnested in one row per sample: `retry` is the
-# detail of a sample going back to the queue (None: it is finished).
+# detail of a sample going back to the queue (None: it is finished). Two travel as text and are converted in SQL:
+# `failure` (JSON, to jsonb) and `flags` (comma-separated, to text[]: an array column has no place in a 2-D array
+# parameter, whose rows must all have one length).
 _OUTCOME_TYPES = {
     "id": samples.c.id.type, "retry": samples.c.detail.type,
-    **{name: samples.c[name].type for name in OUTCOME_COLUMNS}, "failure": Text(),
+    **{name: samples.c[name].type for name in OUTCOME_COLUMNS}, "failure": Text(), "flags": Text(),
     "cached": samples.c.cached.type, "rerun": samples.c.rerun.type,
 }
 _RECORDED = tuple(_OUTCOME_TYPES)
@@ -222,7 +225,8 @@ def _record_statement():
         .where(samples.c.id == source.c.id, source.c.retry.is_(None), *held_by(owner))
         .values(
             state=SampleState.DONE, finished_at=func.now(), lease_owner=None, lease_expires_at=None,
-            failure=cast(source.c.failure, JSONB), **{name: source.c[name] for name in (*OUTCOME_COLUMNS, "cached", "rerun")},
+            failure=cast(source.c.failure, JSONB), flags=func.string_to_array(source.c.flags, ","),
+            **{name: source.c[name] for name in (*OUTCOME_COLUMNS, "cached", "rerun")},
             event=event_number(source),
         )
         .cte("finished")
@@ -283,6 +287,7 @@ def record_outcomes(
         values = outcome_values(outcome)
         retrying = outcome.verdict is Verdict.SANDBOX_ERROR and sample.attempts < max_attempts
         values["failure"] = None if values["failure"] is None else json.dumps(values["failure"])
+        values["flags"] = wire_text(values["flags"])  # type: ignore[arg-type]
         values.update(id=sample.id, cached=sample.id in cached_ids, rerun=sample.id in rerun_ids,
                       retry=f"retrying after: {outcome.detail}" if retrying else None)
         for name in _RECORDED:

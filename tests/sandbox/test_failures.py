@@ -1,7 +1,4 @@
-"""What failed, per test: the judges' account of the first failing assertion or case, in the real sandbox.
-
-The account travels apart from the verdict's text (Outcome.failure): only a judge makes one, and nothing a
-program prints or raises can become one."""
+"""What failed, per test: the judges' account of the first failing assertion or case, in the real sandbox."""
 
 from __future__ import annotations
 
@@ -9,7 +6,6 @@ from types import SimpleNamespace
 from typing import Any
 
 from sandbox.executor import Sandbox
-from service.failures import FAILURE_MARK, join_failure, split_failure
 from service.formats.run import completion_for
 from service.problems import program_for
 from tests.sandbox.programs import run_programs
@@ -24,14 +20,6 @@ def _problem(**columns: Any) -> SimpleNamespace:
     return SimpleNamespace(**{**base, **columns})
 
 
-def test_split_and_join_are_inverse() -> None:
-    info = {"kind": "case", "index": 2}
-    assert split_failure(join_failure("AssertionError: x", info)) == ("AssertionError: x", info)
-    assert split_failure("plain detail") == ("plain detail", None)
-    assert split_failure(None) == (None, None)
-    assert split_failure("x" + FAILURE_MARK + "{not json") == ("x", None)
-
-
 def test_humaneval_reports_the_first_failing_assertion(sandbox: Sandbox) -> None:
     problem = _problem(format="humaneval", prompt=PROMPT, test=TEST, entry_point="add")
     wrong, right, raises = run_programs(sandbox, [
@@ -40,10 +28,9 @@ def test_humaneval_reports_the_first_failing_assertion(sandbox: Sandbox) -> None
         program_for(problem, "    raise ValueError('no')\n"),
     ])
     assert wrong.verdict.value == "failed"
-    detail, failure = wrong.detail, wrong.failure
-    assert failure == {"kind": "assertion", "line": 3, "source": "assert candidate(2, 3) == 5, 'two and three'",
+    assert wrong.failure == {"kind": "assertion", "line": 3, "source": "assert candidate(2, 3) == 5, 'two and three'",
                        "expected": "5", "actual": "7"}
-    assert detail == "AssertionError: two and three"
+    assert wrong.detail == "AssertionError: two and three"  # the record travels beside the detail, not in it
     assert right.verdict.value == "passed" and right.failure is None
     assert raises.verdict.value == "error" and raises.failure is None
 
@@ -76,6 +63,7 @@ def test_the_candidate_cannot_forge_the_record(sandbox: Sandbox) -> None:
     (outcome,) = run_programs(sandbox, [program_for(problem, forged)])
     failure = outcome.failure
     assert outcome.verdict.value == "failed" and failure is not None and failure["line"] == 2
+    assert "\x1e" not in (outcome.detail or "")
 
 
 def test_run_mode_gives_output_and_return_code(sandbox: Sandbox) -> None:

@@ -151,6 +151,12 @@ export function verdictBadge(verdict, state) {
   return h("span", { class: `badge v-${label}` }, label.replace("_", " "));
 }
 
+/** A reward-hack flag (what only a forger does, as the sandbox saw it): its name, its meaning on hover. */
+export function flagBadge(name, descriptions = {}) {
+  return h("span", { class: "badge flag-badge tiny", title: descriptions[name] || "reward-hack flag", dataset: { flag: name } },
+    `⚑ ${name.replace(/_/g, " ")}`);
+}
+
 /** A link path for a problem id: keep "/" readable (HumanEval/0), escape the rest. */
 export const problemPath = (runId, problemId) =>
   `/runs/${runId}/problems/${encodeURIComponent(problemId).replace(/%2F/gi, "/")}`;

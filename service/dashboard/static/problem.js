@@ -1,9 +1,10 @@
 // Problem page: the run's samples for one problem, a page at a time (never all of them), each with
 // its verdict, duration and output excerpt; the selected sample's program is syntax-highlighted.
-import { api, boot, clear, duration, errorText, h, num, verdictBadge } from "./common.js";
+import { api, boot, clear, duration, errorText, flagBadge, h, num, verdictBadge } from "./common.js";
 import { highlightInto } from "./highlight.js";
 
 const PAGE_SIZE = 20;
+const FLAGGED = "flagged"; // the filter's choice for samples with a reward-hack flag (not a verdict)
 const data = boot();
 const el = (id) => document.getElementById(id);
 
@@ -43,14 +44,15 @@ function renderSamples() {
         onkeydown: (e) => { if (e.key === "Enter") select(sample); },
       },
         h("td", { class: "num mono" }, sample.index),
-        h("td", {}, verdictBadge(sample.verdict, sample.state), sample.cached ? h("span", { class: "muted tiny" }, " cached") : null),
+        h("td", {}, verdictBadge(sample.verdict, sample.state), sample.cached ? h("span", { class: "muted tiny" }, " cached") : null,
+          (sample.flags || []).map((name) => flagBadge(name, data.flags))),
         h("td", { class: "num mono" }, duration(sample.duration_ms)),
         h("td", { class: "excerpt mono", title: excerpt(sample) }, excerpt(sample)))));
   }
   const pager = el("samples-pager");
   const first = state.page * PAGE_SIZE + 1;
   const last = state.page * PAGE_SIZE + state.items.length;
-  const total = state.verdict ? (data.verdicts[state.verdict] || 0) : data.total;
+  const total = state.verdict === FLAGGED ? data.flagged : state.verdict ? (data.verdicts[state.verdict] || 0) : data.total;
   clear(pager,
     h("button", { type: "button", disabled: state.page === 0, onclick: () => go(state.page - 1), "aria-label": "Previous samples" }, "‹ Prev"),
     h("span", { class: "muted page-info" }, state.items.length ? `samples ${first}–${last} of ${num(total)}` : ""),
@@ -81,6 +83,7 @@ function select(sample) {
   ].filter(Boolean);
   clear(el("sample-detail"),
     h("dl", { class: "facts" }, facts.map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", {}, v)))),
+    flagsBlock(sample),
     sample.detail ? h("p", { class: "detail mono" }, sample.detail) : null,
     failureBlock(sample.failure),
     sample.verdict !== "passed" && lastFrame(sample.stderr)
@@ -91,6 +94,17 @@ function select(sample) {
     outputBlock("stdout", sample.stdout, sample.stdout_truncated));
   const completion = sample.completion ?? "";
   highlightInto(el("program-code").querySelector("code"), data.prompt + completion, data.prompt.length);
+}
+
+// What only a forger does, as the sandbox saw this sample's program do it; the verdict stands beside it.
+function flagsBlock(sample) {
+  const flags = sample.flags || [];
+  if (!flags.length) return null;
+  return h("div", { class: "sample-flags", id: "sample-flags" },
+    h("h3", {}, "Reward-hack flags"),
+    h("ul", {}, flags.map((name) => h("li", { dataset: { flag: name } }, flagBadge(name, data.flags), " ",
+      h("span", {}, (data.flags || {})[name] || "")))),
+    sample.verdict === "passed" ? h("p", { class: "small" }, "It passed anyway: its pass counts in the run's figures.") : null);
 }
 
 // What failed (issue 13): the first failing assertion (HumanEval/MBPP) or case (stdio/call).
@@ -110,7 +124,10 @@ async function go(page) {
   const cursor = state.cursors[page];
   try {
     const result = await api(`/v1/runs/${data.run_id}/samples`, {
-      params: { problem_id: data.problem_id, limit: PAGE_SIZE, include: "completion", verdict: state.verdict, cursor },
+      params: {
+        problem_id: data.problem_id, limit: PAGE_SIZE, include: "completion", cursor,
+        ...(state.verdict === FLAGGED ? { flagged: true } : { verdict: state.verdict }),
+      },
     });
     state.page = page;
     state.items = result.items;

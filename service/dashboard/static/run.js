@@ -1,8 +1,8 @@
 // Run page: progress (live while the run is queued or running), pass@k / pass^k curves with
 // bootstrap bands, verdict breakdown, per-problem pass-rate histogram and a sortable problem table.
 import {
-  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, bracket, clear, coverage, downloadButton, elapsed, errorText, h, num,
-  pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, toCsv, when,
+  FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, bracket, clear, coverage, downloadButton, elapsed, errorText, flagBadge,
+  h, num, pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, toCsv, verdictBadge, when,
 } from "./common.js";
 import { barChart, curveChart, stackedBar } from "./charts.js";
 
@@ -18,7 +18,8 @@ const PAGE_SIZE = 50;
 // (25 k at 10,000 resamples on 1,000 problems take seconds) and its caption says so.
 const BAND_RESAMPLES = 2000;
 
-const { run_id: runId, problem_count: problemCount } = boot();
+const { run_id: runId, problem_count: problemCount, flags: flagMeanings = {} } = boot();
+const HACK_LINKS = 12; // flagged samples linked per flag at first ("more…" pages on)
 const el = (id) => document.getElementById(id);
 
 export function kGrid(nMin) {
@@ -122,6 +123,46 @@ clear(el("downloads"),
   downloadButton("metrics CSV", async () => ({ name: `${fileBase()}-metrics.csv`, type: "text/csv", text: toCsv(metricRecords(await downloadMetrics()), METRIC_COLUMNS) }), { id: "dl-metrics-csv" }),
   downloadButton("metrics JSON", async () => ({ name: `${fileBase()}-metrics.json`, type: "application/json", text: JSON.stringify(await downloadMetrics(), null, 2) }), { id: "dl-metrics-json" }));
 
+// ---------- reward hacks: shown first, whenever a sample was flagged ----------
+
+const hacks = { key: "", generation: 0 };
+
+function renderHacks(counts) {
+  const section = el("reward-hacks");
+  const total = counts ? counts.samples : 0;
+  section.hidden = !total;
+  if (!total) return;
+  const key = JSON.stringify(counts);
+  if (key === hacks.key) return; // unchanged since the last poll: keep the lists (and any "more…" opened)
+  hacks.key = key;
+  const generation = ++hacks.generation;
+  clear(el("hacks-lead"),
+    h("strong", { id: "hacks-total" }, num(total)), ` sample${total === 1 ? "" : "s"} did what only a forger does`,
+    counts.passed ? [" · ", h("strong", { class: "hacks-passed" }, num(counts.passed)), " of them passed anyway (their verdicts count in the figures)"] : null,
+    " · ", h("a", { href: `/v1/runs/${runId}/samples?flagged=true`, class: "small" }, "all flagged samples (JSON)"));
+  const flagged = Object.entries(counts.by_flag || {}).filter(([, n]) => n);
+  clear(el("hacks-list"), flagged.map(([name, n]) =>
+    h("li", { dataset: { flag: name } },
+      h("strong", { class: "hack-count" }, num(n)), " ", flagBadge(name, flagMeanings), " ",
+      h("span", { class: "hack-what" }, flagMeanings[name] || ""),
+      h("div", { class: "hack-samples" }))));
+  for (const [name] of flagged) loadFlagged(name, null, generation).catch(console.warn);
+}
+
+/** Links to a flag's samples (each opens its problem page with the sample selected), a page at a time. */
+async function loadFlagged(name, cursor, generation) {
+  const page = await api(`/v1/runs/${runId}/samples`, { params: { flag: name, limit: HACK_LINKS, cursor } });
+  const box = generation === hacks.generation && el("hacks-list").querySelector(`li[data-flag="${name}"] .hack-samples`);
+  if (!box) return; // the counts moved on meanwhile: a newer list is on its way
+  box.querySelector(".more")?.remove();
+  box.append(...page.items.map((sample) =>
+    h("a", { class: "hack-sample", href: `${problemPath(runId, sample.problem_id)}?sample=${sample.id}`, dataset: { sampleId: sample.id } },
+      h("span", { class: "mono" }, `${sample.problem_id} #${sample.index}`), " ", verdictBadge(sample.verdict, sample.state))));
+  if (page.next_cursor) {
+    box.append(h("button", { type: "button", class: "link more", onclick: () => loadFlagged(name, page.next_cursor, generation).catch(console.warn) }, "more…"));
+  }
+}
+
 function renderRun(run) {
   const first = state.run === null;
   state.run = run;
@@ -139,6 +180,7 @@ function renderRun(run) {
     `limits ${run.time_limit_s} s, ${num(run.memory_mb)} MB`, run.cache ? " · cache on" : " · cache off", " · ",
     h("span", { title: run.created_at }, timing));
   const p = run.progress;
+  renderHacks(p.reward_hacks);
   renderProgress(el("progress-bar"), p);
   const share = p.total ? (100 * p.done) / p.total : 0;
   el("progress-text").textContent = `${num(p.done)} / ${num(p.total)} samples (${share.toFixed(share < 10 && share > 0 ? 1 : 0)}%) · ${num(p.passed)} passed`;

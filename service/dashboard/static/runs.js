@@ -76,7 +76,8 @@ function rowFor(run) {
     h("td", { class: "status-cell" },
       h("div", { class: "status-line" },
         h("span", { class: `badge status-${run.status}` }, run.status),
-        h("span", { class: "progress-label mono muted" }, "")),
+        h("span", { class: "progress-label mono muted" }, ""),
+        h("span", { class: "hacks-cell" }, hackBadge(run.flagged_samples))),
       h("div", { class: "progress small", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100 })),
     h("td", { class: "num n-cell mono" }, approxN === null ? "–" : `≈${num(Math.round(approxN))}`),
     h("td", { class: "num pass1-cell" }, h("span", { class: "muted" }, "…")),
@@ -102,6 +103,11 @@ compareButton.addEventListener("click", () => {
   window.location.assign(`/compare?base=${base}&candidate=${candidate}`);
 });
 
+/** A run's flagged samples (reward hacks), when there are any. */
+function hackBadge(count) {
+  return count ? h("span", { class: "badge flag-badge tiny", title: "samples that did what only a forger does (see the run page)" }, `⚑ ${num(count)} flagged`) : null;
+}
+
 function updateProgress(row, run) {
   // The status cell's badge: the row also holds "archived" and "subset" badges before it.
   const badge = row.querySelector(".status-cell .badge");
@@ -111,6 +117,7 @@ function updateProgress(row, run) {
   const p = run.progress;
   renderProgress(row.querySelector(".progress"), p);
   row.querySelector(".progress-label").textContent = `${num(p.done)}/${num(p.total)}`;
+  if (p.reward_hacks) clear(row.querySelector(".hacks-cell"), hackBadge(p.reward_hacks.samples));
 }
 
 async function updateMetrics(row, run) {

@@ -8,8 +8,9 @@
 // candidate's process (descriptor 4) and returns the value it answers (descriptor 5), rebuilt from data. How
 // a call ends the tests instead (report.py): the candidate's process ended or closed its channel (ENDED), the
 // function threw (RAISED <class>: <message>, which the tests cannot catch), it returned a value the wire
-// cannot carry (ERROR), or it sent anything but one well-formed answer (BROKEN, with FLAG out_of_turn when
-// the data came unasked, checked before each call and before PASS).
+// cannot carry (ERROR), or it sent anything but one well-formed answer (BROKEN). Data the candidate wrote
+// unasked is looked for before each call and as the tests end, however they end (FLAG out_of_turn; before
+// PASS it is BROKEN).
 //
 // A failed assertion of the tests is an uncaught exception, as it is in one process: node prints it on the
 // judge's stderr and exits with status 1, and PID 1 classifies it with the language's stderr patterns.
@@ -23,10 +24,15 @@ const REPORT = 3;
 const CALLS = 4;
 const REPLIES = 5;
 
+// Whether the judge wrote its outcome (end() or pass()); a judge that dies of its tests' uncaught exception
+// writes none, and PID 1 reads its stderr.
+let reported = false;
+
 // End the tests with `record` as the report (its last line is the outcome: report.py).
 function end(record) {
+  reported = true;
   try {
-    fs.writeSync(REPORT, record);
+    fs.writeSync(REPORT, (surplus() ? 'FLAG out_of_turn\n' : '') + record);
   } finally {
     process.exit(1);
   }
@@ -36,7 +42,7 @@ function end(record) {
 let replies = null;
 const probe = Buffer.alloc(1);
 
-// True if the candidate's process wrote anything that no call asked for.
+// True if the candidate's process wrote anything that no call asked for (one byte of it is consumed).
 function unasked() {
   replies.setBlocking(false);
   try {
@@ -49,13 +55,47 @@ function unasked() {
   }
 }
 
+// How long the ending judge waits for the candidate's process to end once its calls are closed.
+const SURPLUS_WAIT_MS = 100;
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+// Unasked data, looked for as the tests end. A candidate that answers ahead of the calls can have its
+// answers arrive before a call, where no check can tell them from a prompt answer; the surplus is then still
+// on the channel when the tests end. The calls are closed, so an honest server returns and its process ends
+// (end of input on the replies); whatever arrives before that, or within SURPLUS_WAIT_MS, is unasked.
+function surplus() {
+  if (replies === null) return false;
+  try {
+    fs.closeSync(CALLS);
+  } catch (error) {
+    // closed already
+  }
+  const until = Date.now() + SURPLUS_WAIT_MS;
+  try {
+    for (;;) {
+      replies.setBlocking(false);
+      try {
+        return fs.readSync(REPLIES, probe, 0, 1, null) > 0;
+      } catch (error) {
+        if (error.code !== 'EAGAIN' && error.code !== 'EWOULDBLOCK') return false;
+      } finally {
+        replies.setBlocking(true);
+      }
+      if (Date.now() >= until) return false;
+      Atomics.wait(sleeper, 0, 0, 1);
+    }
+  } catch (error) {
+    return false;
+  }
+}
+
 function cannotCompare(name, type) {
   end(`ERROR ${name}() returned a value of type ${type}, which passk cannot compare`);
 }
 
 // The stubs' call: `name` with the arguments as the tests passed them.
 function call(name, args) {
-  if (unasked()) end(`FLAG out_of_turn\nBROKEN ${name}(): the program wrote on its channel before the call`);
+  if (unasked()) end(`BROKEN ${name}(): the program wrote on its channel before the call`);
   const w = new wire.Writer();
   w.tag('C');
   w.string(name);
@@ -104,7 +144,8 @@ function call(name, args) {
 
 // After the tests returned: the only way to a pass.
 function pass() {
-  if (unasked()) end('FLAG out_of_turn\nBROKEN the program wrote on its channel after its last answer');
+  if (unasked() || surplus()) end('BROKEN the program wrote on its channel after its last answer');
+  reported = true;
   fs.writeSync(REPORT, 'PASS');
   process.exit(0);
 }
@@ -120,5 +161,9 @@ try {
 } catch (error) {
   end(`SETUP the judge's runtime could not start: ${error && error.message}`);
 }
+// The tests failed (an uncaught exception): the flag, if the candidate wrote out of turn, and no outcome.
+process.on('exit', () => {
+  if (!reported && surplus()) fs.writeSync(REPORT, 'FLAG out_of_turn\n');
+});
 require(path.join(process.cwd(), 'main.js'));
 pass();

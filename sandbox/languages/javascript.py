@@ -125,11 +125,13 @@ def _parse(head: str, code: str, start: int, brace: int) -> _Parsed | None:
 
 
 def _find(head: str, code: str, brace: int) -> _Parsed:
-    # The last function keyword or binding before the body that parses as its signature; then any `export`
-    # before it (kept in the judge's stub).
+    # The last function keyword or binding before the body that parses as its signature (an `export` before
+    # it stays in `before`, so the stub is exported too).
     for match in reversed(list(_STARTS.finditer(code, 0, brace))):
         parsed = _parse(head, code, match.start(), brace)
         if parsed is not None:
+            if re.search(r"\basync\s*$", code[:match.start()]):
+                raise SplitError("the function to complete is an async function: its values cannot cross")
             return parsed
     raise SplitError("the prompt does not end with a JavaScript function's signature and its '{'")
 

@@ -1,6 +1,7 @@
 """TypeScript end to end (it has no HumanEval-X set): MultiPL-E rows with right, wrong, ill-typed and broken
 completions, and a stdio problem, through the API over HTTP, a worker process, and the TypeScript sandbox image
-(built on demand)."""
+(built on demand). The judge and the candidate are compiled apart: the candidate's own type errors are its
+compile error; the tests are type-checked against the prompt's signature in the judge's build."""
 
 from __future__ import annotations
 
@@ -51,4 +52,5 @@ def test_typescript_end_to_end(stack: Stack) -> None:
         ),
     })
     assert "TS2322" in results["type error"]["detail"], results["type error"]
-    assert "pass token" in results["early process.exit(0)"]["detail"]
+    assert "before its tests finished" in results["early process.exit(0)"]["detail"]
+    assert "boom" in results["runtime exception"]["detail"], results["runtime exception"]

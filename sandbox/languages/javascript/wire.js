@@ -6,7 +6,9 @@
 // JavaScript values are dynamic, so every value crosses with its own type and is rebuilt as exactly that:
 //   undefined u, null n, booleans F/T, numbers d (binary64: -0, NaN and the infinities keep), BigInt z,
 //   strings s (WTF-8: a lone surrogate crosses as its own 3-byte form), arrays A, plain objects O (own
-//   enumerable string keys, in the engine's key order), Map M and Set S (in iteration order).
+//   enumerable string keys, in the engine's key order), Map M and Set S (in iteration order). An object
+//   without a prototype (Object.create(null)) crosses as a plain object: its keys and values are all that
+//   JSON.stringify and assert.deepEqual, the datasets' comparisons, look at.
 // Anything else (functions, symbols, class instances, Dates, typed arrays, boxed primitives, Promises, arrays
 // with holes or extra properties, subclasses of Array, Map or Set) cannot be rebuilt faithfully: the whole
 // value crosses as X with its constructor's name, and the judge fails the sample as an error. A receiver

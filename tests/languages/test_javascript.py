@@ -56,6 +56,25 @@ M_COMPLETIONS = {
     },
 }
 
+def multipl_e_canonical(file_language: str, typed: bool = False,
+                        more: dict[str, dict[str, tuple[str, str]]] | None = None) -> dict[str, dict[str, tuple[str, str]]]:
+    """A right completion of every stored MultiPL-E row (HumanEval-X's JavaScript canonical solution of the same
+    problem, defined inside the function and called with its arguments; TypeScript: through `any`), and `more`."""
+    rows = {int(row["task_id"].split("/")[1]): row for row in humaneval_x_rows("js")}
+    completions = {}
+    for m_row in multipl_e_rows(file_language):
+        row = rows[int(m_row["name"].split("_")[1])]
+        name = javascript.split_problem(split.TestSource("humaneval-x", row["declaration"], "", ""))[1].entry.name
+        impl, args = ("const passkImpl: any = ((): any => {", "...(arguments as any)") if typed else \
+            ("const passkImpl = (() => {", "...arguments")
+        completions[m_row["name"]] = {f"{m_row['name']} canonical": (
+            f"  {impl}{row['declaration']}{row['canonical_solution']}\n  return {name};\n  }})();\n"
+            f"  return passkImpl({args});\n}}\n", "passed")}
+    for name, labelled in (more or {}).items():
+        completions.setdefault(name, {}).update(labelled)
+    return completions
+
+
 STDIO_SOLUTION = (
     "const lines = require('fs').readFileSync(0, 'utf8').trim().split('\\n');\n"
     "for (const line of lines) { const [a, b] = line.split(' ').map(Number); console.log(a + b); }\n"
@@ -104,7 +123,7 @@ def test_entry_signatures() -> None:
 def test_javascript_end_to_end(stack: Stack) -> None:
     results = endtoend.check_language(stack, "javascript", {
         "humaneval-x-js": endtoend.humaneval_x_case("js", "javascript", VARIANTS, time_limit_s=3.0),
-        "multipl-e-js": endtoend.multipl_e_case("js", M_COMPLETIONS),
+        "multipl-e-js": endtoend.multipl_e_case("js", multipl_e_canonical("js", more=M_COMPLETIONS)),
         "stdio-js": endtoend.stdio_case(
             "javascript", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("a + b", "a - b")
         ),

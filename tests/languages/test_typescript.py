@@ -9,6 +9,7 @@ import pytest
 
 from tests.e2e.conftest import Stack
 from tests.languages import endtoend
+from tests.languages.test_javascript import multipl_e_canonical
 
 M_COMPLETIONS = {
     "HumanEval_23_strlen": {
@@ -45,7 +46,7 @@ STDIO_SOLUTION = (
 @pytest.mark.slow
 def test_typescript_end_to_end(stack: Stack) -> None:
     results = endtoend.check_language(stack, "typescript", {
-        "multipl-e-ts": endtoend.multipl_e_case("ts", M_COMPLETIONS),
+        "multipl-e-ts": endtoend.multipl_e_case("ts", multipl_e_canonical("ts", typed=True, more=M_COMPLETIONS)),
         # The compile error is a type error.
         "stdio-ts": endtoend.stdio_case(
             "typescript", STDIO_SOLUTION, compile_error=STDIO_SOLUTION.replace("string[]", "number")

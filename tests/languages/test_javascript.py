@@ -59,10 +59,13 @@ M_COMPLETIONS = {
 def multipl_e_canonical(file_language: str, typed: bool = False,
                         more: dict[str, dict[str, tuple[str, str]]] | None = None) -> dict[str, dict[str, tuple[str, str]]]:
     """A right completion of every stored MultiPL-E row (HumanEval-X's JavaScript canonical solution of the same
-    problem, defined inside the function and called with its arguments; TypeScript: through `any`), and `more`."""
+    problem, defined inside the function and called with its arguments; TypeScript: through `any`), or the
+    completions `more` gives for it."""
     rows = {int(row["task_id"].split("/")[1]): row for row in humaneval_x_rows("js")}
     completions = {}
     for m_row in multipl_e_rows(file_language):
+        if m_row["name"] in (more or {}):
+            continue
         row = rows[int(m_row["name"].split("_")[1])]
         name = javascript.split_problem(split.TestSource("humaneval-x", row["declaration"], "", ""))[1].entry.name
         impl, args = ("const passkImpl: any = ((): any => {", "...(arguments as any)") if typed else \

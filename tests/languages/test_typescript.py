@@ -34,6 +34,17 @@ M_COMPLETIONS = {
     "HumanEval_2_truncate_number": {
         "truncate_number": ("  return number % 1.0;\n}\n", "passed"),
     },
+    # An object type in the signature; the object crosses with its keys in order.
+    "HumanEval_111_histogram": {
+        "histogram": (
+            "  const counts: {[key: string]: number} = {};\n"
+            "  for (const word of test.split(' ')) if (word) counts[word] = (counts[word] || 0) + 1;\n"
+            "  const most = Math.max(0, ...Object.values(counts));\n"
+            "  const out: {[key: string]: number} = {};\n"
+            "  for (const [key, n] of Object.entries(counts)) if (n === most) out[key] = n;\n  return out;\n}\n",
+            "passed"),
+        "histogram as a Map": ("  return new Map([['a', 1]]) as any;\n}\n", "failed"),
+    },
 }
 
 STDIO_SOLUTION = (

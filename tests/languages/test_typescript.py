@@ -1,6 +1,7 @@
 """TypeScript end to end (it has no HumanEval-X set): MultiPL-E rows with right, wrong, ill-typed and broken
 completions, and a stdio problem, through the API over HTTP, a worker process, and the TypeScript sandbox image
-(built on demand)."""
+(built on demand). The judge and the candidate are compiled apart: the candidate's own type errors are its
+compile error; the tests are type-checked against the prompt's signature in the judge's build."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from tests.e2e.conftest import Stack
 from tests.languages import endtoend
+from tests.languages.test_javascript import multipl_e_canonical
 
 M_COMPLETIONS = {
     "HumanEval_23_strlen": {
@@ -32,6 +34,17 @@ M_COMPLETIONS = {
     "HumanEval_2_truncate_number": {
         "truncate_number": ("  return number % 1.0;\n}\n", "passed"),
     },
+    # An object type in the signature; the object crosses with its keys in order.
+    "HumanEval_111_histogram": {
+        "histogram": (
+            "  const counts: {[key: string]: number} = {};\n"
+            "  for (const word of test.split(' ')) if (word) counts[word] = (counts[word] || 0) + 1;\n"
+            "  const most = Math.max(0, ...Object.values(counts));\n"
+            "  const out: {[key: string]: number} = {};\n"
+            "  for (const [key, n] of Object.entries(counts)) if (n === most) out[key] = n;\n  return out;\n}\n",
+            "passed"),
+        "histogram as a Map": ("  return new Map([['a', 1]]) as any;\n}\n", "failed"),
+    },
 }
 
 STDIO_SOLUTION = (
@@ -44,11 +57,12 @@ STDIO_SOLUTION = (
 @pytest.mark.slow
 def test_typescript_end_to_end(stack: Stack) -> None:
     results = endtoend.check_language(stack, "typescript", {
-        "multipl-e-ts": endtoend.multipl_e_case("ts", M_COMPLETIONS),
+        "multipl-e-ts": endtoend.multipl_e_case("ts", multipl_e_canonical("ts", typed=True, more=M_COMPLETIONS)),
         # The compile error is a type error.
         "stdio-ts": endtoend.stdio_case(
             "typescript", STDIO_SOLUTION, compile_error=STDIO_SOLUTION.replace("string[]", "number")
         ),
     })
     assert "TS2322" in results["type error"]["detail"], results["type error"]
-    assert "pass token" in results["early process.exit(0)"]["detail"]
+    assert "before its tests finished" in results["early process.exit(0)"]["detail"]
+    assert "boom" in results["runtime exception"]["detail"], results["runtime exception"]

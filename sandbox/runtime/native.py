@@ -696,6 +696,12 @@ def _trusted_build(ctx: _Context, build: Build, directory: str, what: str) -> tu
     step, verdict = _compile(ctx, build, directory, process.JUDGE_UID, None)
     if verdict is None:
         return None, ("", "", False, False)
+    limit = float(ctx.spec.compile_time_limit_s)  # type: ignore[union-attr]
+    if step is not None and (step.wall_timeout or step.cpu_timeout(limit) or step.oom):
+        # The job's compile limits hold for every compile of its program, trusted ones included: one too tight
+        # for the problem's own code is the job's compile error (or a wall timeout, re-run), as it was when the
+        # tests and the solution were one program.
+        return verdict, ("", "", False, False)
     shown = verdict.get("detail") or ""
     return ({"verdict": "sandbox_error", "detail": f"{what} did not build (not the program's fault): {shown}"},
             ("", step.stderr.text()[:ctx.excerpt] if step else "", False, False))  # type: ignore[union-attr]

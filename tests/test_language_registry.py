@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from sandbox import languages
-from sandbox.languages.base import PASS_TOKEN_ENV
+from sandbox.runtime.job import to_dict
 from service.datasets.schemas import DatasetCreate
 from service.datasets.service import format_columns
 from service.formats import registry
@@ -37,12 +37,6 @@ def test_every_format_is_in_the_registry() -> None:
     assert not registry.allows_language("humaneval-x", "python") and not registry.allows_language("humaneval", "cpp")
 
 
-def test_cpp_tests_program_prints_the_token_after_the_tests() -> None:
-    wrapped = languages.get("cpp").tests_program("int main(){ return 0; }\n")
-    assert wrapped.index("#define main passk_tests_main") < wrapped.index("int main(){")
-    assert wrapped.index("passk_tests_main();") < wrapped.index(PASS_TOKEN_ENV)
-
-
 def test_humaneval_x_and_multipl_e_rows_load_as_published() -> None:
     row = humaneval_x_rows("cpp")[0]
     problem = to_problem(row)
@@ -52,9 +46,11 @@ def test_humaneval_x_and_multipl_e_rows_load_as_published() -> None:
     context = SimpleNamespace(**columns, language="cpp", key=row["task_id"], effective_memory_mb=256)
     program = program_for(context, row["canonical_solution"])
     assert program.language == "cpp" and program.native is not None
-    source = program.native["files"]["main.cpp"]
-    assert row["prompt"] + row["canonical_solution"] + "\n" + row["test"] in source
-    assert json.loads(program.text) == program.native
+    # The candidate is the original program's text up to the tests; the tests are the judge's alone.
+    candidate = program.native.candidate.files["main.cpp"]
+    assert candidate == row["prompt"] + row["canonical_solution"] + "\n"
+    assert row["test"] in program.native.judge.files["judge.cpp"]
+    assert json.loads(program.text) == to_dict(program.native)
 
     m_row = multipl_e_rows("cpp")[0]
     m_problem = to_problem(m_row)
@@ -62,8 +58,9 @@ def test_humaneval_x_and_multipl_e_rows_load_as_published() -> None:
     m_body = DatasetCreate(name="m", language="cpp", problems=[m_problem])
     m_columns = format_columns(m_body.problems[0])
     m_context = SimpleNamespace(**m_columns, language="cpp", key=m_row["name"], effective_memory_mb=256)
-    m_program = program_for(m_context, "    return string.size();")
-    assert m_row["prompt"] + "    return string.size();" + "\n" + m_row["tests"] in m_program.native["files"]["main.cpp"]
+    m_program = program_for(m_context, "    return true;")
+    # MultiPL-E's tests start by closing the function: the candidate closes it the same way.
+    assert m_program.native.candidate.files["main.cpp"] == m_row["prompt"] + "    return true;" + "\n}"
 
 
 def test_stdio_in_cpp_is_compiled_once_and_run_per_case() -> None:
@@ -71,5 +68,5 @@ def test_stdio_in_cpp_is_compiled_once_and_run_per_case() -> None:
                               abs_tol=None, rel_tol=None, setup_code=None, effective_time_limit_s=2.0,
                               effective_memory_mb=256)
     program = program_for(problem, "int main(){}\n")
-    assert program.native["mode"] == "stdio" and program.native["case_time_limit_s"] == 2.0
-    assert program.native["files"] == {"main.cpp": "int main(){}\n"}
+    assert program.native.mode == "stdio" and program.native.case_time_limit_s == 2.0
+    assert program.native.candidate.files == {"main.cpp": "int main(){}\n"} and program.native.judge is None

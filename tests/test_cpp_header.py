@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 
@@ -10,7 +9,11 @@ import pytest
 
 from sandbox.languages import cpp
 from sandbox.languages.cpp import header_lines
+from sandbox.languages import jobs
+from sandbox.languages.split import TestSource as Source
+from sandbox.runtime.job import Build, Native, Pch
 from sandbox.runtime.native import pch_split
+from tests.languages.conftest import humaneval_x_rows, multipl_e_rows
 
 
 @pytest.mark.parametrize(("source", "expected"), [
@@ -29,36 +32,46 @@ def test_header_lines(source: str, expected: list[int]) -> None:
     assert header_lines(source) == expected
 
 
+def _spec(source: str, toolchain: str = "g++ 12", compile_time_limit_s: float | None = 20) -> Native:
+    build = Build(files={"main.cpp": source}, run=["./main"], compile=["g++"],
+                  pch=Pch(file="main.cpp", lines=header_lines(source), build=["g++"]))
+    return Native(language="cpp", mode="tests", candidate=build, toolchain=toolchain,
+                  compile_time_limit_s=compile_time_limit_s)  # type: ignore[arg-type]
+
+
 def test_split_keeps_every_line_number() -> None:
-    source = cpp.tests_program("/* doc */\n#include<vector>\nusing namespace std;\nint f() { return 1; }\n")
-    lines = header_lines(source)
-    key, header, body = pch_split({"files": {"main.cpp": source}, "toolchain": "g++ 12", "compile_time_limit_s": 20,
-                                   "pch": {"file": "main.cpp", "lines": lines, "build": ["g++"]}})
-    assert header == "#include <cstdio>\n#include <cstdlib>\n#define main passk_tests_main\n#include<vector>\nusing namespace std;\n"
-    assert body.count("\n") == source.count("\n") and "int f() { return 1; }" in body.split("\n")[6]
+    source = "/* doc */\n#include<vector>\nusing namespace std;\nint f() { return 1; }\n"
+    spec = _spec(source)
+    key, header, body = pch_split(spec, spec.candidate)
+    assert header == "#include<vector>\nusing namespace std;\n"
+    assert body.count("\n") == source.count("\n") and "int f() { return 1; }" in body.split("\n")[3]
     assert "#include" not in body.split("int f()")[0] and "/* doc */" in body
     # The key is the header's text (and toolchain, flags, limits), not the rest of the program.
-    other = source.replace("return 1", "return 2")
-    assert pch_split({"files": {"main.cpp": other}, "toolchain": "g++ 12", "compile_time_limit_s": 20,
-                      "pch": {"file": "main.cpp", "lines": lines, "build": ["g++"]}})[0] == key
+    other = _spec(source.replace("return 1", "return 2"))
+    assert pch_split(other, other.candidate)[0] == key
     # The limits as numbers: 20.0 is 20; another limit is another key.
-    assert pch_split({"files": {"main.cpp": source}, "toolchain": "g++ 12", "compile_time_limit_s": 20.0,
-                      "pch": {"file": "main.cpp", "lines": lines, "build": ["g++"]}})[0] == key
-    assert pch_split({"files": {"main.cpp": source}, "toolchain": "g++ 12", "compile_time_limit_s": 19,
-                      "pch": {"file": "main.cpp", "lines": lines, "build": ["g++"]}})[0] != key
+    same = _spec(source, compile_time_limit_s=20.0)
+    assert pch_split(same, same.candidate)[0] == key
+    tighter = _spec(source, compile_time_limit_s=19)
+    assert pch_split(tighter, tighter.candidate)[0] != key
 
 
-def _header(source: str) -> str | None:
-    split = pch_split({"files": {"main.cpp": source}, "pch": {"file": "main.cpp", "lines": header_lines(source),
-                                                             "build": ["g++"]}})
-    return split[1] if split else None
+def test_the_three_builds_of_a_problem_share_the_prompts_header() -> None:
+    """The candidate, the judge and the server each start with the prompt's include block: one header for all."""
+    from sandbox.languages import get
+
+    row = humaneval_x_rows("cpp")[0]
+    spec = jobs.tests_spec(get("cpp"), Source("humaneval-x", row["prompt"], row["test"], row["canonical_solution"],
+                                             row["declaration"]), "g++ 12", 256 << 20)
+    headers = {pch_split(spec, build)[1] for build in spec.builds}  # type: ignore[index]
+    assert headers == {"#include<stdio.h>\n#include<vector>\n#include<math.h>\nusing namespace std;\n"}
 
 
 def test_prebuilt_headers_are_the_datasets_include_blocks() -> None:
-    """The image's prebuilt headers (sandbox/languages/cpp/headers.json) are exactly the distinct headers of
-    HumanEval-X's 164 programs (in order of first use) and of MultiPL-E's C++ rows, as the jobs would build them.
-    A change to the prelude or to header_lines that changes them fails here: regenerate the file with
-    `headers_json()` below."""
+    """The image's prebuilt headers (sandbox/languages/cpp/headers.json) are exactly the distinct headers of the
+    judge, server and candidate builds of HumanEval-X's 164 problems (in order of first use) and of the MultiPL-E
+    rows in tests/data. A change to header_lines or to how the builds start that changes them fails here:
+    regenerate the file with `headers_json()` below."""
     assert json.loads(HEADERS_JSON.read_text())["headers"] == prebuilt_headers()
 
 
@@ -69,24 +82,21 @@ def prebuilt_headers() -> list[str]:
     from sandbox.languages import get
 
     language = get("cpp")
-    shared = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "humaneval-x"
-    shared = shared if shared.exists() else Path("/work/shared/datasets/humaneval-x")
-    with gzip.open(shared / "humaneval_cpp.jsonl.gz", "rt", encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
-    programs = [language.humaneval_x_program(row["prompt"], row["declaration"], row["canonical_solution"], row["test"])
-                for row in rows]
-    multipl_e = Path(__file__).parent / "data" / "multipl-e" / "cpp.jsonl"
-    programs += [json.loads(line)["prompt"] for line in multipl_e.read_text().splitlines() if line.strip()]
+    sources = [Source("humaneval-x", row["prompt"], row["test"], row["canonical_solution"], row["declaration"])
+               for row in humaneval_x_rows("cpp")]
+    sources += [Source("multipl-e", row["prompt"], row["tests"]) for row in multipl_e_rows("cpp")]
     headers: list[str] = []
-    for program in programs:
-        header = _header(language.tests_program(program))
-        if header is not None and header not in headers:
-            headers.append(header)
+    for source in sources:
+        spec = jobs.tests_spec(language, source, "g++ 12", 256 << 20)
+        for build in spec.builds:
+            split = pch_split(spec, build)
+            if split is not None and split[1] not in headers:
+                headers.append(split[1])
     return headers
 
 
 def headers_json() -> str:
     note = ("Headers precompiled into the C++ image (sandbox/languages/cpp/prebuild.py): the distinct include blocks "
-            "of HumanEval-X's C++ programs and of MultiPL-E's C++ rows, as passk's jobs make them. Generated by "
-            "tests/test_cpp_header.py headers_json().")
+            "of the judge, server and candidate builds of HumanEval-X's C++ problems and of MultiPL-E's C++ rows, as "
+            "passk's jobs make them. Generated by tests/test_cpp_header.py headers_json().")
     return json.dumps({"note": note, "headers": prebuilt_headers()}, indent=1) + "\n"

@@ -215,13 +215,21 @@ def _compile(ctx: _Context, build: Build, scratch: str, owner: int, result: dict
 
 def _trusted_build(ctx: _Context, build: Build, directory: str, what: str) -> tuple[dict | None, tuple]:
     """Compile a build of trusted code as the judge's uid (the same for every sample of a problem: usually a
-    cache hit). It holds none of the model's code, so one that does not build is passk's or the problem's
-    failure, never the model's: `sandbox_error`, with the compiler's own words."""
+    cache hit). It holds none of the model's code, so one that does not build within the job's compile limits is
+    passk's or the problem's failure, never the model's: `sandbox_error`, with the compiler's own words. Stopped
+    by those limits, it is the job's compile error (or a wall timeout), as when tests and solution were one
+    program."""
     if not build.compile:
         return None, ("", "", False, False)
     step, verdict = _compile(ctx, build, directory, process.JUDGE_UID, None)
     if verdict is None:
         return None, ("", "", False, False)
+    limit = float(ctx.spec.compile_time_limit_s)  # type: ignore[union-attr]
+    if step is not None and (step.wall_timeout or step.cpu_timeout(limit) or step.oom):
+        # The job's compile limits hold for every compile of its program, trusted ones included: one too tight
+        # for the problem's own code is the job's compile error (or a wall timeout, re-run), as it was when the
+        # tests and the solution were one program.
+        return verdict, ("", "", False, False)
     shown = verdict.get("detail") or ""
     return ({"verdict": "sandbox_error", "detail": f"{what} did not build (not the program's fault): {shown}"},
             ("", step.stderr.text()[:ctx.excerpt] if step else "", False, False))  # type: ignore[union-attr]

@@ -116,6 +116,7 @@ def _validate(body: DatasetCreate, settings: Settings) -> None:
     for position, problem in enumerate(body.problems):
         check_limits(settings, ["body", "problems", position], problem.time_limit_s, problem.memory_mb)
     _validate_language(body)
+    _validate_split(body)
     check_compile_limits(settings, ["body"], body.language, body.compile_time_limit_s, body.compile_memory_mb)
     duplicates = [key for key, count in Counter(p.id for p in body.problems).items() if count > 1]
     if duplicates:
@@ -146,6 +147,32 @@ def _validate_language(body: DatasetCreate) -> None:
                 raise InvalidInput(["body", "problems", position, "language"],
                                    f"row language {row_language!r} is not the dataset's language {body.language!r}",
                                    row_language)
+
+
+def _validate_split(body: DatasetCreate) -> None:
+    """A self-checking problem of a compiled language runs as its tests and the model's code in two processes
+    (sandbox/languages/split.py); one whose prompt and tests cannot be split would fail every sample, so the
+    dataset is refused here, with the language's reason."""
+    from sandbox import languages
+    from sandbox.languages.split import SplitError, TestSource
+
+    language = languages.get(body.language)
+    if language.programs is None:
+        return
+    for position, problem in enumerate(body.problems):
+        fmt = getattr(problem, "format", None)
+        if fmt == "humaneval-x":
+            source = TestSource(fmt, problem.prompt, problem.test, declaration=problem.declaration)
+        elif fmt == "multipl-e":
+            source = TestSource(fmt, problem.prompt, problem.tests)
+        else:
+            continue
+        try:
+            language.programs(source)
+        except SplitError as exc:
+            raise InvalidInput(["body", "problems", position],
+                               f"problem {problem.id!r}: passk cannot run its tests apart from the solution: {exc}",
+                               problem.id) from None
 
 
 async def create(session: AsyncSession, settings: Settings, body: DatasetCreate) -> tuple[Dataset, bool]:

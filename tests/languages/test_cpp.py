@@ -31,10 +31,10 @@ VARIANTS = {
     "global constructor exit(0)": (WRONG + "struct PasskEarly { PasskEarly() { exit(0); } } passk_early;\n", "failed"),
     # ... or registers an atexit handler that turns any exit into status 0 before the tests fail.
     "atexit _Exit(0)": (
-        WRONG + "struct PasskLate { PasskLate() { atexit([] { std::_Exit(0); }); } } passk_late;\n", "failed"
+        WRONG + "struct PasskLate { PasskLate() { atexit([] { _Exit(0); }); } } passk_late;\n", "failed"
     ),
     "atexit before exit(0)": (
-        "    atexit([] { std::_Exit(0); });\n    exit(3);\n}\n", "failed"
+        "    atexit([] { _Exit(0); });\n    exit(3);\n}\n", "failed"
     ),
     # A global constructor that does nothing does not stop the tests.
     "global constructor that does nothing": (
@@ -42,6 +42,8 @@ VARIANTS = {
     ),
 }
 
+# MultiPL-E rows (tests/data/multipl-e/cpp.jsonl) with right answers in every type the rows use: unions (passk's
+# tagged struct), std::any, tuples of optionals, maps, vectors of tuples, optional strings, float tuples.
 M_COMPLETIONS = {
     "HumanEval_23_strlen": {
         "strlen": ("    return string.size();", "passed"),
@@ -56,6 +58,74 @@ M_COMPLETIONS = {
             "    for (size_t i = 0; i < numbers.size(); i++)\n        for (size_t j = i + 1; j < numbers.size(); j++)\n"
             "            if (std::abs(numbers[i] - numbers[j]) < threshold) return true;\n    return false;", "passed"),
         "has_close_elements wrong": ("    return true;", "failed"),
+    },
+    "HumanEval_103_rounded_avg": {
+        "rounded_avg (union)": (
+            "    if (n > m) return -1;\n    long avg = (long)std::nearbyint((n + m) / 2.0);\n    std::string bits;\n"
+            "    do { bits = char('0' + avg % 2) + bits; avg /= 2; } while (avg > 0);\n    return \"0b\" + bits;", "passed"),
+        # The string "-1" where the tests want the long -1: another member of the union, so not equal.
+        "rounded_avg wrong member": (
+            "    if (n > m) return std::string(\"-1\");\n    long avg = (long)std::nearbyint((n + m) / 2.0);\n"
+            "    std::string bits;\n    do { bits = char('0' + avg % 2) + bits; avg /= 2; } while (avg > 0);\n"
+            "    return \"0b\" + bits;", "failed"),
+    },
+    "HumanEval_125_split_words": {
+        "split_words (union of vector and long)": (
+            "    std::vector<std::string> out;\n    std::string word;\n"
+            "    if (txt.find(' ') == std::string::npos) {\n"
+            "        if (txt.find(',') == std::string::npos) {\n            long count = 0;\n"
+            "            for (char c : txt) if (c >= 'a' && c <= 'z' && (c - 'a') % 2 == 1) count++;\n"
+            "            return count;\n        }\n        for (char& c : txt) if (c == ',') c = ' ';\n    }\n"
+            "    std::istringstream words(txt);\n    while (words >> word) out.push_back(word);\n    return out;", "passed"),
+    },
+    "HumanEval_22_filter_integers": {
+        "filter_integers (std::any)": (
+            "    std::vector<long> out;\n    for (auto& value : values) if (value.type() == typeid(int)) "
+            "out.push_back(std::any_cast<int>(value));\n    return out;", "passed"),
+        # The held types cross exactly: a solution that looks for long finds none of the tests' ints.
+        "filter_integers looks for long": (
+            "    std::vector<long> out;\n    for (auto& value : values) if (value.type() == typeid(long)) "
+            "out.push_back(std::any_cast<long>(value));\n    return out;", "failed"),
+    },
+    "HumanEval_136_largest_smallest_integers": {
+        "largest_smallest_integers (tuple of optionals)": (
+            "    std::optional<long> negative, positive;\n    for (long x : lst) {\n"
+            "        if (x < 0 && (!negative || x > *negative)) negative = x;\n"
+            "        if (x > 0 && (!positive || x < *positive)) positive = x;\n    }\n"
+            "    return std::make_tuple(negative, positive);", "passed"),
+    },
+    "HumanEval_111_histogram": {
+        "histogram (map)": (
+            "    std::map<std::string, long> count, out;\n    std::istringstream words(test);\n    std::string word;\n"
+            "    long best = 0;\n    while (words >> word) best = std::max(best, ++count[word]);\n"
+            "    for (auto& [key, value] : count) if (value == best) out[key] = value;\n    return out;", "passed"),
+    },
+    "HumanEval_87_get_row": {
+        "get_row (vector of tuples)": (
+            "    std::vector<std::tuple<long, long>> out;\n    for (long i = 0; i < (long)lst.size(); i++)\n"
+            "        for (long j = (long)lst[i].size() - 1; j >= 0; j--)\n"
+            "            if (lst[i][j] == x) out.push_back(std::make_tuple(i, j));\n    return out;", "passed"),
+    },
+    "HumanEval_12_longest": {
+        "longest (optional string)": (
+            "    if (strings.empty()) return std::nullopt;\n    std::string best = strings[0];\n"
+            "    for (auto& s : strings) if (s.size() > best.size()) best = s;\n    return best;", "passed"),
+    },
+    "HumanEval_20_find_closest_elements": {
+        "find_closest_elements (float tuple)": (
+            "    std::tuple<float, float> best;\n    float distance = -1;\n"
+            "    for (size_t i = 0; i < numbers.size(); i++)\n        for (size_t j = i + 1; j < numbers.size(); j++) {\n"
+            "            float d = std::abs(numbers[i] - numbers[j]);\n            if (distance < 0 || d < distance) {\n"
+            "                distance = d;\n"
+            "                best = std::make_tuple(std::min(numbers[i], numbers[j]), std::max(numbers[i], numbers[j]));\n"
+            "            }\n        }\n    return best;", "passed"),
+    },
+    "HumanEval_95_check_dict_case": {
+        "check_dict_case (map parameter)": (
+            "    if (dict.empty()) return false;\n    bool lower = true, upper = true;\n"
+            "    for (auto& [key, value] : dict)\n        for (char c : key) {\n"
+            "            if (!islower(c)) lower = false;\n            if (!isupper(c)) upper = false;\n        }\n"
+            "    return lower || upper;", "passed"),
     },
 }
 
@@ -81,7 +151,9 @@ def test_cpp_end_to_end(stack: Stack) -> None:
                                 compile_error="int main() { return }\n"),
     }, timeout_s=1800)
     assert "compile" in results["compile error"]["detail"] and "undefined_name" in results["compile error"]["detail"]
-    assert "pass token" in results["early exit(0)"]["detail"]
+    assert "before its tests finished" in results["early exit(0)"]["detail"]
+    # A failed assertion names the tests' own line (judge.cpp's `#line`), and keeps the `failed` verdict.
+    assert "tests:5: int main(): Assertion" in results["wrong answer"]["detail"], results["wrong answer"]
     assert sum(r["verdict"] == "compile_error" for r in endtoend.case_results(results, humaneval_x)) == 1
     assert "case 1 of 2" in results["stdio wrong"]["detail"], results["stdio wrong"]
 
@@ -98,119 +170,126 @@ def test_shared_data_is_there() -> None:
     assert (SHARED / "humaneval_cpp.jsonl.gz").exists()
 
 
-def test_compile_cache_and_compile_limits(docker_client) -> None:  # type: ignore[no-untyped-def]
-    """Through the executor: an identical program compiles once per container; the compile has its own CPU limit."""
-    from sandbox.executor import Job, Sandbox, SandboxSettings
+def _sandbox(docker_client):  # type: ignore[no-untyped-def]
+    from sandbox.executor import Sandbox, SandboxSettings
     from sandbox.images import ensure_language_image, toolchain_version
     from sandbox.languages import get
-    from sandbox.languages.jobs import tests_spec
 
     cpp = get("cpp")
     image = ensure_language_image(docker_client, cpp)
     version = toolchain_version(docker_client, image, cpp)
+    return cpp, version, Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image,
+                                                              owner="passk-tests"))
+
+
+def _job(cpp, version, name, prompt, completion, tests, **limits):  # type: ignore[no-untyped-def]
+    from sandbox.executor import Job
+    from sandbox.languages.jobs import tests_spec
+    from sandbox.languages.split import TestSource
+
     memory = 256 * 1024 * 1024
-    program = "#include <cassert>\nint twice(int x) { return 2 * x; }\nint main() { assert(twice(2) == 4); }\n"
-    sandbox = Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image, owner="passk-tests"))
+    source = TestSource("humaneval-x", prompt, tests, completion)
+    return Job(name, "", 2.0, memory, language="cpp", native=tests_spec(cpp, source, version, memory, **limits))
+
+
+TWICE = "int twice(int x) {\n"
+TWICE_TESTS = "#undef NDEBUG\n#include<assert.h>\nint main() { assert(twice(2) == 4); }\n"
+
+
+def test_compile_cache_and_compile_limits(docker_client) -> None:  # type: ignore[no-untyped-def]
+    """Through the executor: a program compiles once per container (the same sample twice: the candidate's
+    compile is a cache hit, and so are the judge's and the server's, which take no CPU the second time); a
+    compile has its own CPU limit, the judge's build included."""
+    cpp, version, sandbox = _sandbox(docker_client)
+    prompt = "#include <cassert>\n" + TWICE
+    right = "    return 2 * x;\n}\n"
     try:
         first, second, starved = sandbox.run([
-            Job("a", "", 2.0, memory, language="cpp", native=tests_spec(cpp, program, version, memory)),
-            Job("b", "", 2.0, memory, language="cpp", native=tests_spec(cpp, program, version, memory)),
-            Job("c", "", 2.0, memory, language="cpp",
-                native=tests_spec(cpp, "#include <bits/stdc++.h>\n" + program, version, memory, compile_time_limit_s=0.01)),
+            _job(cpp, version, "a", prompt, right, TWICE_TESTS),
+            _job(cpp, version, "b", prompt, right, TWICE_TESTS),
+            _job(cpp, version, "c", "#include <bits/stdc++.h>\n" + TWICE, right, TWICE_TESTS, compile_time_limit_s=0.01),
         ])
     finally:
         sandbox.close()
-    assert (first.verdict, second.verdict) == ("passed", "passed"), (first, second)
+    assert (first.verdict.value, second.verdict.value) == ("passed", "passed"), (first, second)
     assert first.compile_cached is False and second.compile_cached is True
-    assert sandbox.settings.stats["compile_hits"] == 1
+    assert sandbox.settings.stats["compile_hits"] == 1, sandbox.settings.stats
+    assert second.cpu_ms < first.cpu_ms / 2, (first.cpu_ms, second.cpu_ms)
     # 0.01 s of CPU (plus the 0.1 s slack) is not enough for g++ to parse every standard header: a compile error
-    # that says why (never the program's time limit).
-    assert starved.verdict == "compile_error" and "CPU time limit" in (starved.detail or ""), starved
+    # that says why (never the program's time limit, never passk's fault).
+    assert starved.verdict.value == "compile_error" and "CPU time limit" in (starved.detail or ""), starved
 
 
-PCH_PROGRAM = ("/* twice */\n#include <vector>\n\n#include <cassert>\nusing namespace std;\n"
-               "int twice(int x) { vector<int> v{x, x}; return v[0] + v[1]; }\nint main() { assert(twice(2) == 4); }\n")
+PCH_PROMPT = "/* twice */\n#include <vector>\n\n#include <cassert>\nusing namespace std;\n" + TWICE
+PCH_RIGHT = "    vector<int> v{x, x};\n    return v[0] + v[1];\n}\n"
 
 
 def test_precompiled_header_is_shared_and_keeps_meaning(docker_client) -> None:  # type: ignore[no-untyped-def]
-    """Programs with the same include block share one precompiled header (built once per container) and each
-    get their own verdict; a program missing an include still fails to compile; line numbers are kept."""
-    from sandbox.executor import Job, Sandbox, SandboxSettings
-    from sandbox.images import ensure_language_image, toolchain_version
-    from sandbox.languages import get
-    from sandbox.languages.jobs import tests_spec
-
-    cpp = get("cpp")
-    image = ensure_language_image(docker_client, cpp)
-    version = toolchain_version(docker_client, image, cpp)
-    memory = 256 * 1024 * 1024
-    wrong = PCH_PROGRAM.replace("== 4", "== 5")
-    # The same block without <vector>: its own header, which does not declare vector.
-    missing = PCH_PROGRAM.replace("#include <vector>\n", "\n")
-    broken = PCH_PROGRAM.replace("v[1];", "v[1]")
-    programs = {"passes": PCH_PROGRAM, "fails": wrong, "missing include": missing, "syntax": broken}
-    sandbox = Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image, owner="passk-tests"))
+    """Candidates with the same include block share one precompiled header (built once per container, as the
+    candidate's uid; the judge's builds never read it) and each get their own verdict; a program missing an
+    include still fails to compile; line numbers are kept, the candidate's and the tests'."""
+    cpp, version, sandbox = _sandbox(docker_client)
+    jobs = {
+        "passes": (PCH_PROMPT, PCH_RIGHT, TWICE_TESTS),
+        "fails": (PCH_PROMPT, PCH_RIGHT + "// another sample\n", TWICE_TESTS.replace("== 4", "== 5")),
+        # The same block without <vector>: its own header, which does not declare vector.
+        "missing include": (PCH_PROMPT.replace("#include <vector>\n", "\n"), PCH_RIGHT, TWICE_TESTS),
+        "syntax": (PCH_PROMPT, PCH_RIGHT.replace("v[1];", "v[1]"), TWICE_TESTS),
+    }
     try:
-        got = dict(zip(programs, sandbox.run([
-            Job(name, "", 2.0, memory, language="cpp", native=tests_spec(cpp, text, version, memory))
-            for name, text in programs.items()
-        ]), strict=True))
+        got = dict(zip(jobs, sandbox.run([_job(cpp, version, name, *texts) for name, texts in jobs.items()]),
+                       strict=True))
     finally:
         sandbox.close()
-    assert got["passes"].verdict == "passed" and got["passes"].pch == "built", got["passes"]
-    # Same include block: the header built for the first program serves the second, which still fails.
-    assert got["fails"].verdict == "failed" and got["fails"].pch == "hit", got["fails"]
-    assert "main.cpp:10:" in (got["fails"].detail or ""), got["fails"]  # 3 prelude lines + line 7
-    assert got["missing include"].verdict == "compile_error", got["missing include"]
+    assert got["passes"].verdict.value == "passed" and got["passes"].pch == "built", got["passes"]
+    # Same include block: the header built for the first candidate serves the second, which still fails, at the
+    # tests' own line.
+    assert got["fails"].verdict.value == "failed" and got["fails"].pch == "hit", got["fails"]
+    assert "tests:3: int main(): Assertion `twice(2) == 5' failed" in (got["fails"].detail or ""), got["fails"]
+    assert got["missing include"].verdict.value == "compile_error", got["missing include"]
     assert "vector" in (got["missing include"].detail or "") and got["missing include"].pch == "built"
-    assert got["syntax"].verdict == "compile_error" and got["syntax"].pch == "hit", got["syntax"]
-    assert "main.cpp:9:" in (got["syntax"].detail or ""), got["syntax"]
+    assert got["syntax"].verdict.value == "compile_error" and got["syntax"].pch == "hit", got["syntax"]
+    assert "main.cpp:8:" in (got["syntax"].detail or ""), got["syntax"]  # the `}` after the missing `;`
     stats = sandbox.settings.stats
     assert (stats["pch_builds"], stats["pch_hits"], stats["pch_rejected"]) == (2, 2, 0), stats
 
 
 # HumanEval-X's most common include block (CPP/3, CPP/5, ...): its header is precompiled in the image.
 PREBUILT_BLOCK = "#include<stdio.h>\n#include<vector>\nusing namespace std;\n"
-PREBUILT_PROGRAM = PREBUILT_BLOCK + "int twice(int x) { vector<int> v{x, x}; return v[0] + v[1]; }\n" \
-    "#undef NDEBUG\n#include<assert.h>\nint main() { assert(twice(2) == 4); }\n"
 
 
 def test_prebuilt_header_from_the_image(docker_client) -> None:  # type: ignore[no-untyped-def]
     """A HumanEval-X include block's header comes precompiled in the image (same key as a container's build, so
-    same meaning); a job with other compile limits builds its own; no program can write the image's headers."""
-    from sandbox.executor import Job, Sandbox, SandboxSettings
-    from sandbox.images import ensure_language_image, toolchain_version
-    from sandbox.languages import get
-    from sandbox.languages.jobs import tests_spec
+    same meaning) and serves the judge's, the server's and the candidate's compiles; a job with other compile
+    limits builds its own (the judge's and the server's compiles then go without); no program can write the
+    image's headers."""
     from sandbox.runtime.native import PREBUILT_ROOT, pch_split
 
-    cpp = get("cpp")
-    image = ensure_language_image(docker_client, cpp)
-    version = toolchain_version(docker_client, image, cpp)
-    memory = 256 * 1024 * 1024
-    spec = tests_spec(cpp, PREBUILT_PROGRAM, version, memory)
-    stored = f"{PREBUILT_ROOT}/{pch_split(spec)[0]}/passk_pch.h.gch"
-    # The candidate tries to replace the image's header, to add one beside it, and to change its mode.
-    writer = PREBUILT_BLOCK + "int passk_writer;\n#include<sys/stat.h>\n#include<assert.h>\nint main() {\n" \
+    cpp, version, sandbox = _sandbox(docker_client)
+    prompt = PREBUILT_BLOCK + TWICE
+    right = "    vector<int> v{x, x};\n    return v[0] + v[1];\n}\n"
+    passes = _job(cpp, version, "passes", prompt, right, TWICE_TESTS)
+    stored = f"{PREBUILT_ROOT}/{pch_split(passes.native, passes.native.candidate)[0]}/passk_pch.h.gch"
+    # The candidate tries to replace the image's header, to add one beside it, and to change its mode (before its
+    # answer, from a global constructor: an assertion that fails there ends the candidate, so the sample fails).
+    writer = right + "#include<sys/stat.h>\n#undef NDEBUG\n#include<assert.h>\nstruct Writer { Writer() {\n" \
         f"    assert(fopen(\"{stored}\", \"r\") != NULL);\n" \
         f"    assert(fopen(\"{stored}\", \"w\") == NULL && fopen(\"{stored}\", \"a\") == NULL);\n" \
-        f"    assert(fopen(\"{PREBUILT_ROOT}/pch-new\", \"w\") == NULL && chmod(\"{stored}\", 0777) != 0);\n}}\n"
-    jobs = {
-        "passes": spec,
-        "fails": tests_spec(cpp, PREBUILT_PROGRAM.replace("== 4", "== 5"), version, memory),
-        "other limits": tests_spec(cpp, PREBUILT_PROGRAM, version, memory, compile_time_limit_s=19.0),
-        "writer": tests_spec(cpp, writer, version, memory),
-    }
-    sandbox = Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image, owner="passk-tests"))
+        f"    assert(fopen(\"{PREBUILT_ROOT}/pch-new\", \"w\") == NULL && chmod(\"{stored}\", 0777) != 0);\n}}}} writer;\n"
+    jobs = [
+        passes,
+        _job(cpp, version, "fails", prompt, right + "// another sample\n", TWICE_TESTS.replace("== 4", "== 5")),
+        _job(cpp, version, "other limits", prompt, right, TWICE_TESTS, compile_time_limit_s=19.0),
+        _job(cpp, version, "writer", prompt, writer, TWICE_TESTS),
+    ]
     try:
-        got = dict(zip(jobs, sandbox.run([Job(name, "", 2.0, memory, language="cpp", native=native)
-                                          for name, native in jobs.items()]), strict=True))
+        got = {job.id: outcome for job, outcome in zip(jobs, sandbox.run(jobs), strict=True)}
     finally:
         sandbox.close()
-    assert got["passes"].verdict == "passed" and got["passes"].pch == "prebuilt", got["passes"]
-    assert got["fails"].verdict == "failed" and got["fails"].pch == "prebuilt", got["fails"]
-    assert "main.cpp:10:" in (got["fails"].detail or ""), got["fails"]  # 3 prelude lines + line 7
-    assert got["other limits"].verdict == "passed" and got["other limits"].pch == "built", got["other limits"]
-    assert got["writer"].verdict == "passed" and got["writer"].pch == "prebuilt", got["writer"]
-    stats = sandbox.settings.stats
+    assert got["passes"].verdict.value == "passed" and got["passes"].pch == "prebuilt", got["passes"]
+    assert got["fails"].verdict.value == "failed" and got["fails"].pch == "prebuilt", got["fails"]
+    assert "tests:3:" in (got["fails"].detail or ""), got["fails"]
+    assert got["other limits"].verdict.value == "passed" and got["other limits"].pch == "built", got["other limits"]
+    assert got["writer"].verdict.value == "passed" and got["writer"].pch == "prebuilt", got["writer"]
+    stats = sandbox.settings.stats  # the candidates' compiles
     assert (stats["pch_prebuilt"], stats["pch_builds"], stats["pch_rejected"]) == (3, 1, 0), stats

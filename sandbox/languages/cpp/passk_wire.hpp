@@ -1,13 +1,21 @@
 // The value wire (sandbox/runtime/values.py has the rule) in C++: the codec, the judge's call and the
-// candidate's server. Installed in the C++ image as /opt/passk/cpp/passk_wire.hpp and included last, after the
-// problem's own code, by the judge (judge.cpp) and by passk's server for the candidate (passk_server.cpp,
-// a translation unit of its own, so that no macro or declaration of the model's code reaches it).
+// candidate's server. Installed in the C++ image as /opt/passk/cpp/passk_wire.hpp and included after the
+// problem's own code by the judge (judge.cpp) and by passk's server for the candidate (passk_server.cpp, a
+// translation unit of its own, so that no macro or declaration of the model's code reaches it).
 //
 // A value is rebuilt as the C++ type the prompt's signature names: Codec<T> encodes and decodes exactly that
 // type, and refuses any other tag. boost::any (and std::any) cross with the name of the type they hold, from a
-// fixed list (AnyTypes below); any other held type crosses as X, "a value of a type the wire cannot carry".
+// fixed list (visit_types below); any other held type crosses as X, "a value of a type the wire cannot carry".
+// MultiPL-E's unions cross as `a <member type> <value>` through a Codec that sandbox/languages/cpp.py writes for
+// each problem after this header.
+//
+// The judge trusts nothing it reads on its reply descriptor: a reply is checked to be exactly one well-formed
+// value (skip) before it is rebuilt, a message is read as its bytes arrive (a length that lies ends as a cut
+// message, never as an allocation), and anything waiting there before a call or before the pass was sent
+// unasked: BROKEN, flagged out_of_turn.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <csignal>
@@ -96,6 +104,39 @@ struct Reader {
         ~Nest() { --r.depth; }
     };
 };
+
+// Steps over one well-formed value of any type (values.py's grammar), so that a reply is known to be exactly
+// one value before anything is built from it.
+inline void skip(Reader& r, int depth = 0) {
+    if (depth > MAX_DEPTH) throw Malformed("nested too deeply");
+    char tag = static_cast<char>(r.byte());
+    switch (tag) {
+        case 'n': case 'u': case 'F': case 'T': case 'N': return;
+        case 'b': case 'B': r.be(1); return;
+        case 'h': case 'H': r.be(2); return;
+        case 'i': case 'I': case 'f': case 'c': r.be(4); return;
+        case 'l': case 'L': case 'd': r.be(8); return;
+        case 'z': case 's': case 'X': r.bytes(); return;
+        case 'A': case 'P': case 'S': {
+            std::uint32_t n = r.count();
+            for (std::uint32_t i = 0; i < n; i++) skip(r, depth + 1);
+            return;
+        }
+        case 'M': {
+            std::uint32_t n = r.count();
+            for (std::uint32_t i = 0; i < n; i++) { skip(r, depth + 1); skip(r, depth + 1); }
+            return;
+        }
+        case 'O': {
+            std::uint32_t n = r.count();
+            for (std::uint32_t i = 0; i < n; i++) { r.bytes(); skip(r, depth + 1); }
+            return;
+        }
+        case 'Y': skip(r, depth + 1); return;
+        case 'a': r.bytes(); skip(r, depth + 1); return;
+        default: throw Malformed("an unknown tag");
+    }
+}
 
 // The demangled name of a type (for X values and for exceptions the candidate threw).
 inline std::string type_name(const std::type_info& info) {
@@ -381,29 +422,38 @@ struct Codec<std::optional<T>> {
 
 // The types an any may hold on the wire: (its name on the wire, the C++ type).
 template <class T> struct Named { static constexpr const char* name = nullptr; };
-#define PASSK_NAMED(T, N) template <> struct Named<T> { static constexpr const char* name = N; };
-PASSK_NAMED(int, "int")
-PASSK_NAMED(long, "long")
-PASSK_NAMED(long long, "long long")
-PASSK_NAMED(unsigned, "unsigned int")
-PASSK_NAMED(unsigned long, "unsigned long")
-PASSK_NAMED(unsigned long long, "unsigned long long")
-PASSK_NAMED(short, "short")
-PASSK_NAMED(unsigned short, "unsigned short")
-PASSK_NAMED(signed char, "signed char")
-PASSK_NAMED(unsigned char, "unsigned char")
-PASSK_NAMED(char, "char")
-PASSK_NAMED(bool, "bool")
-PASSK_NAMED(float, "float")
-PASSK_NAMED(double, "double")
-PASSK_NAMED(std::string, "std::string")
-PASSK_NAMED(const char*, "const char*")
-PASSK_NAMED(std::vector<int>, "std::vector<int>")
-PASSK_NAMED(std::vector<long>, "std::vector<long>")
-PASSK_NAMED(std::vector<long long>, "std::vector<long long>")
-PASSK_NAMED(std::vector<double>, "std::vector<double>")
-PASSK_NAMED(std::vector<float>, "std::vector<float>")
-PASSK_NAMED(std::vector<std::string>, "std::vector<std::string>")
+#define PASSK_NAMED(N, ...) template <> struct Named<__VA_ARGS__> { static constexpr const char* name = N; };
+PASSK_NAMED("int", int)
+PASSK_NAMED("long", long)
+PASSK_NAMED("long long", long long)
+PASSK_NAMED("unsigned int", unsigned)
+PASSK_NAMED("unsigned long", unsigned long)
+PASSK_NAMED("unsigned long long", unsigned long long)
+PASSK_NAMED("short", short)
+PASSK_NAMED("unsigned short", unsigned short)
+PASSK_NAMED("signed char", signed char)
+PASSK_NAMED("unsigned char", unsigned char)
+PASSK_NAMED("char", char)
+PASSK_NAMED("bool", bool)
+PASSK_NAMED("float", float)
+PASSK_NAMED("double", double)
+PASSK_NAMED("std::string", std::string)
+PASSK_NAMED("const char*", const char*)
+PASSK_NAMED("std::vector<int>", std::vector<int>)
+PASSK_NAMED("std::vector<long>", std::vector<long>)
+PASSK_NAMED("std::vector<long long>", std::vector<long long>)
+PASSK_NAMED("std::vector<double>", std::vector<double>)
+PASSK_NAMED("std::vector<float>", std::vector<float>)
+PASSK_NAMED("std::vector<std::string>", std::vector<std::string>)
+PASSK_NAMED("std::vector<char>", std::vector<char>)
+PASSK_NAMED("std::vector<bool>", std::vector<bool>)
+PASSK_NAMED("std::vector<std::vector<int>>", std::vector<std::vector<int>>)
+PASSK_NAMED("std::vector<std::vector<long>>", std::vector<std::vector<long>>)
+PASSK_NAMED("std::map<int, int>", std::map<int, int>)
+PASSK_NAMED("std::map<long, long>", std::map<long, long>)
+PASSK_NAMED("std::map<std::string, int>", std::map<std::string, int>)
+PASSK_NAMED("std::map<std::string, long>", std::map<std::string, long>)
+PASSK_NAMED("std::map<std::string, std::string>", std::map<std::string, std::string>)
 #undef PASSK_NAMED
 
 template <class Any, class Holds, class Cast>
@@ -420,7 +470,13 @@ struct AnyCodec {
                 || f(static_cast<std::string*>(nullptr)) || f(static_cast<const char**>(nullptr))
                 || f(static_cast<std::vector<int>*>(nullptr)) || f(static_cast<std::vector<long>*>(nullptr))
                 || f(static_cast<std::vector<long long>*>(nullptr)) || f(static_cast<std::vector<double>*>(nullptr))
-                || f(static_cast<std::vector<float>*>(nullptr)) || f(static_cast<std::vector<std::string>*>(nullptr)));
+                || f(static_cast<std::vector<float>*>(nullptr)) || f(static_cast<std::vector<std::string>*>(nullptr))
+                || f(static_cast<std::vector<char>*>(nullptr)) || f(static_cast<std::vector<bool>*>(nullptr))
+                || f(static_cast<std::vector<std::vector<int>>*>(nullptr))
+                || f(static_cast<std::vector<std::vector<long>>*>(nullptr)) || f(static_cast<std::map<int, int>*>(nullptr))
+                || f(static_cast<std::map<long, long>*>(nullptr)) || f(static_cast<std::map<std::string, int>*>(nullptr))
+                || f(static_cast<std::map<std::string, long>*>(nullptr))
+                || f(static_cast<std::map<std::string, std::string>*>(nullptr)));
     }
     static void encode(Writer& w, const Any& v) {
         if (Holds::empty(v)) { w.byte('a'); w.bytes("", 0); w.byte('n'); return; }
@@ -508,7 +564,8 @@ inline bool send(int fd, const std::string& message) {
 // reports that the candidate ended, and the server simply stops.
 inline const bool sigpipe_ignored = (::signal(SIGPIPE, SIG_IGN), true);
 
-// One framed message; false on a clean end of input before its first byte; throws Malformed on a cut one.
+// One framed message; false on a clean end of input before its first byte; throws Malformed on a cut one. The
+// buffer grows with the bytes that arrived, never with the length the header claims.
 inline bool receive(int fd, std::string& message) {
     unsigned char header[4];
     std::size_t got = 0;
@@ -523,13 +580,14 @@ inline bool receive(int fd, std::string& message) {
     }
     std::uint32_t size = (std::uint32_t(header[0]) << 24) | (std::uint32_t(header[1]) << 16) | (std::uint32_t(header[2]) << 8) | header[3];
     if (size > (1u << 30)) throw Malformed("a message over 1 GiB");
-    message.resize(size);
-    got = 0;
-    while (got < size) {
-        ssize_t n = ::read(fd, &message[got], size - got);
+    message.clear();
+    char chunk[65536];
+    while (message.size() < size) {
+        std::size_t want = std::min<std::size_t>(sizeof chunk, size - message.size());
+        ssize_t n = ::read(fd, chunk, want);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) throw Malformed("a message cut short");
-        got += static_cast<std::size_t>(n);
+        message.append(chunk, static_cast<std::size_t>(n));
     }
     return true;
 }
@@ -547,15 +605,33 @@ constexpr int REPORT = 3, CALLS = 4, REPLIES = 5;
     std::_Exit(1);
 }
 
-// Anything waiting on the reply pipe before a call was sent unasked.
-inline void check_unasked() {
+// Anything waiting on the reply pipe before a call was sent (or before the pass) was sent unasked.
+inline void check_unasked(const char* when) {
     struct pollfd p = {REPLIES, POLLIN, 0};
-    if (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) write_all(REPORT, "FLAG out_of_turn\n", 17);
+    if (::poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
+        char byte;
+        if (::read(REPLIES, &byte, 1) == 1)
+            end(std::string("BROKEN the candidate's process wrote on its channel ") + when);
+    }
+}
+
+// The value of a reply that holds exactly one value (checked before anything is built, so that a type that
+// can be neither copied nor moved can be returned straight from its decoder).
+template <class R>
+R returned(Reader& r, const char* name) {
+    if (r.at < r.size && r.data[r.at] == 'X') {
+        r.at++;
+        end(std::string("ERROR ") + name + "() returned a value of type " + r.bytes() + ", which passk cannot compare");
+    }
+    Reader probe = r;
+    skip(probe);
+    if (probe.at != probe.size) throw Malformed("trailing bytes");
+    return Codec<std::decay_t<R>>::decode(r);
 }
 
 template <class R, class... A>
 R call(const char* name, const A&... args) {
-    check_unasked();
+    check_unasked("before a call");
     Writer w;
     w.byte('C');
     w.bytes(name, std::strlen(name));
@@ -569,24 +645,21 @@ R call(const char* name, const A&... args) {
         char kind = static_cast<char>(r.byte());
         if (kind == 'E') {
             std::string type = r.bytes(), message = r.bytes();
+            if (r.at != r.size) throw Malformed("trailing bytes");
             end("RAISED " + type + ": " + message);
         }
-        if (kind == 'U') end(std::string("ERROR ") + name + "() returned a value of type " + r.bytes()
-                             + ", which passk cannot compare");
+        if (kind == 'U') {
+            std::string type = r.bytes();
+            if (r.at != r.size) throw Malformed("trailing bytes");
+            end(std::string("ERROR ") + name + "() returned a value of type " + type + ", which passk cannot compare");
+        }
         if (kind != 'R') throw Malformed("not an answer");
         if constexpr (std::is_void_v<R>) {
             r.expect('n');
             if (r.at != r.size) throw Malformed("trailing bytes");
             return;
         } else {
-            if (r.at < r.size && r.data[r.at] == 'X') {
-                r.at++;
-                end(std::string("ERROR ") + name + "() returned a value of type " + r.bytes()
-                    + ", which passk cannot compare");
-            }
-            R value = Codec<std::decay_t<R>>::decode(r);
-            if (r.at != r.size) throw Malformed("trailing bytes");
-            return value;
+            return returned<R>(r, name);
         }
     } catch (const Malformed& bad) {
         end(std::string("BROKEN ") + name + "(): " + bad.what());
@@ -595,7 +668,7 @@ R call(const char* name, const A&... args) {
 
 // After the tests returned: the only way to a pass.
 [[noreturn]] inline void pass() {
-    check_unasked();
+    check_unasked("after its last answer");
     std::fflush(stdout);
     std::fflush(stderr);
     write_all(REPORT, "PASS", 4);

@@ -12,7 +12,8 @@ sandbox/languages/cpp.py). The header is exactly those lines, precompiled once p
 candidate's uid, in a fresh directory, under the compile limits, with the compile's own flags) under
 pch-<key>, key = sha256(toolchain, build argv, compile limits, header text): a pure function of standard header
 names, so no program can change what another program's header means. The program then compiles as
-`#include "<that header>"`, `#line 1` and its text with those lines blank (every line keeps its number). The
+its text with those lines blank and the first of them `#include "<that header>"` (every line keeps its number
+and its text). The
 image may hold headers precompiled when it was built, under the same keys, in PREBUILT_ROOT: used first, and
 the only ones a build of the judge's uid uses (its compile reads nothing a candidate's uid wrote).
 
@@ -207,7 +208,11 @@ def prepare_pch(spec: Native, build: Build, scratch: str, owner: int, build_dir:
     else:
         stats["pch_hits"] += 1
     name = build.pch.file  # type: ignore[union-attr]
-    text = f'#include "{entry}/{PCH_HEADER}"\n#line 1 "{name}"\n' + body
+    # On the header's first line (only blank lines and comments come before it): every line keeps its number
+    # and its text, so the compiler's errors point at, and quote, the program's own lines.
+    lines = body.split("\n")
+    lines[min(build.pch.lines)] = f'#include "{entry}/{PCH_HEADER}"'  # type: ignore[union-attr]
+    text = "\n".join(lines)
     with process.as_uid(owner):
         with open(os.path.join(scratch, name), "w", encoding="utf-8", errors="surrogatepass") as handle:
             handle.write(text)

@@ -15,7 +15,10 @@ starts). It lets every system call through except:
   can be made under another number.
 
 Not seen: opening /proc/<pid>/mem or /environ of the judge, which the kernel refuses (another uid, and
-every passk process is non-dumpable) before any filter could tell which file was meant.
+every passk process is non-dumpable) before any filter could tell which file was meant; and
+process_vm_readv/writev where the container engine's own seccomp profile refuses them already (Docker's
+default does, without CAP_SYS_PTRACE): its EPERM takes precedence over a notification, so the attempt fails
+without reaching this listener.
 """
 
 from __future__ import annotations

@@ -353,6 +353,9 @@ LANGUAGE = Language(
     judge_compile=_build("judge", "main_test.go"),
     run=("prlimit", "./main"),
     judge_run=("prlimit", "./judge"),
+    # Room for the judges of many problems (~4 MB each, compiled once per problem and container) beside the
+    # candidates' builds (~2 MB each): a full cache starts afresh and every judge is compiled again.
+    compile_cache_bytes=256 * MB,
     version=("go", "version"),
     compile_time_limit_s=30.0,
     compile_memory_bytes=1024 * MB,

@@ -107,13 +107,17 @@ func (e *Encoder) uncarried(name string) {
 }
 
 // Value writes v as its own (static) type; depth is the nesting level v is at (a message's reply is at 0,
-// a call's arguments at 1, as values.py counts).
+// a call's arguments at 1, as values.py counts). A value whose parts would be deeper than MaxDepth is
+// written as X "deeply nested value", at a depth the receiver still reads.
 func (e *Encoder) Value(v reflect.Value, depth int) {
-	if depth > MaxDepth {
-		e.uncarried("deeply nested value")
-		return
-	}
 	t := v.Type()
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array, reflect.Map, reflect.Interface:
+		if depth >= MaxDepth {
+			e.uncarried("deeply nested value")
+			return
+		}
+	}
 	switch t.Kind() {
 	case reflect.Bool:
 		if v.Bool() {

@@ -76,8 +76,8 @@ func receive(fd int) ([]byte, error) {
 	if size > MaxMessage {
 		return nil, Malformed("a message over 1 GiB")
 	}
-	message := make([]byte, 0, min(size, 1<<16))
-	chunk := make([]byte, min(size, 1<<16))
+	message := make([]byte, 0, smaller(size, 1<<16))
+	chunk := make([]byte, smaller(size, 1<<16))
 	for len(message) < size {
 		want := size - len(message)
 		if want > len(chunk) {
@@ -95,7 +95,7 @@ func receive(fd int) ([]byte, error) {
 	return message, nil
 }
 
-func min(a, b int) int {
+func smaller(a, b int) int {
 	if a < b {
 		return a
 	}

@@ -58,7 +58,7 @@ func Call(name string, results []interface{}, args ...interface{}) {
 		e.Value(reflect.ValueOf(arg).Elem(), 1)
 	}
 	if e.Uncarried != "" {
-		end("ERROR the tests pass " + name + "() " + e.Uncarried + ", which passk cannot send")
+		end("ERROR passk cannot send " + name + "() an argument of the tests: " + e.Uncarried)
 	}
 	if err := send(callsFd, e.Buf); err != nil {
 		end("ENDED")
@@ -90,14 +90,14 @@ func Call(name string, results []interface{}, args ...interface{}) {
 		}
 		broken(name, err)
 	case 'U':
-		type_, err := d.String()
+		kind, err := d.String()
 		if err == nil {
 			err = d.Done()
 		}
 		if err != nil {
 			broken(name, err)
 		}
-		uncomparable(name, type_)
+		uncomparable(name, kind)
 	case 'R':
 		err = readResults(&d, results)
 		if err == nil {
@@ -157,8 +157,8 @@ func broken(name string, err error) {
 	end("BROKEN " + name + "(): " + err.Error())
 }
 
-func uncomparable(name, type_ string) {
-	end("ERROR " + name + "() returned a value of type " + type_ + ", which passk cannot compare")
+func uncomparable(name, kind string) {
+	end("ERROR " + name + "() returned a value of type " + kind + ", which passk cannot compare")
 }
 
 // Main is the judge's TestMain: it runs the tests and reports a pass only when every test ran and passed

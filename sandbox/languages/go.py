@@ -274,7 +274,7 @@ def stub(e: Entry) -> str:
     params = ", ".join(f"passk_a{index} {kind}" for index, (_, kind) in enumerate(e.params))
     kinds = results(e.returns)
     declared = "" if not kinds else kinds[0] if len(kinds) == 1 else "(" + ", ".join(kinds) + ")"
-    lines = [f"func {e.name}({params}) {declared} {{"]
+    lines = [f"func {e.name}({params}){' ' + declared if declared else ''} {{"]
     lines += [f"\tvar passk_r{index} {kind}" for index, kind in enumerate(kinds)]
     pointers = "nil" if not kinds else "[]interface{}{" + ", ".join(f"&passk_r{i}" for i in range(len(kinds))) + "}"
     args = "".join(f", &passk_a{index}" for index in range(len(e.params)))

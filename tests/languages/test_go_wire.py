@@ -249,3 +249,47 @@ def test_values_only_go_makes(go_wire: tuple[list[str], dict[str, str]]) -> None
         data = bytes.fromhex(fixtures[name])
         assert b"X" + v.encode(v.string("deeply nested value"))[1:] in data, name
         assert v.decode(data).tag == "A", name
+
+
+# A problem of every kind of signature HumanEval-X's and MultiPL-E's do not have: widths of integers, float32,
+# bytes, a map of runes, a pointer, a variadic parameter, several results; the tests compare exactly (types too).
+ECHO_PROMPT = """import (
+    "math"
+)
+
+// Echo returns what it is given.
+func Echo(a int8, b uint16, c float32, d []byte, e map[rune]int, f [2]interface{}, g *int, h ...string) (int8, uint16, float32, []byte, map[rune]int, [2]interface{}, *int, []string) {
+"""
+ECHO_TESTS = """func TestEcho(t *testing.T) {
+    assert := assert.New(t)
+    seven := 7
+    nan := math.Float32frombits(0x7f800001)
+    a, b, c, d, e, f, g, h := Echo(-128, 65535, nan, []byte{0, 255}, map[rune]int{'é': 1, 'x': -1}, [2]interface{}{nil, []interface{}{int32(3), uint(4), "s"}}, &seven, "x", "")
+    assert.Equal(int8(-128), a)
+    assert.Equal(uint16(65535), b)
+    assert.Equal(uint32(0x7f800001), math.Float32bits(c))
+    assert.Equal([]byte{0, 255}, d)
+    assert.Equal(map[rune]int{'é': 1, 'x': -1}, e)
+    assert.Equal([2]interface{}{nil, []interface{}{int32(3), uint(4), "s"}}, f)
+    assert.Equal(7, *g)
+    assert.Equal([]string{"x", ""}, h)
+    _, _, _, d, e, _, g, h = Echo(0, 0, 0, nil, nil, [2]interface{}{}, nil)
+    assert.Nil(d)
+    assert.Nil(e)
+    assert.Nil(g)
+    assert.Nil(h)
+}
+"""
+
+
+def test_every_kind_of_signature_through_the_sandbox(docker_client: docker.DockerClient) -> None:
+    from sandbox.languages.split import TestSource as Source
+    from tests.languages.go_attacks import run_jobs
+
+    echo = "    return a, b, c, d, e, f, g, h\n}\n"
+    # The same values, one of them of another type inside an interface{} (int64 where the tests gave int32).
+    retyped = "    if s, ok := f[1].([]interface{}); ok {\n        s[0] = int64(3)\n    }\n" + echo
+    outcomes = run_jobs(docker_client, [(name, Source("humaneval-x", ECHO_PROMPT, ECHO_TESTS, completion))
+                                        for name, completion in (("echo", echo), ("retyped", retyped))], sandboxes=1)
+    assert outcomes["echo"].verdict == "passed", outcomes["echo"]
+    assert outcomes["retyped"].verdict == "failed", outcomes["retyped"]

@@ -1,17 +1,18 @@
-// passk-gotest: `go test -c` for one test file, without the go command's per-build package loading.
+// passk-gotest: `go test -c` for a test package's files, without the go command's per-build package loading.
 //
-//	passk-gotest IMPORTCFG main_test.go OUTPUT
+//	passk-gotest IMPORTCFG OUTPUT FILE...
 //
-// Builds what `go test -c -vet=off -o OUTPUT main_test.go` builds (GOPATH mode, package
-// "command-line-arguments"): the file's package compiled by the compiler, the test main the go command
+// Builds what `go test -c -vet=off -o OUTPUT FILE...` builds (GOPATH mode, package
+// "command-line-arguments"): the files' package compiled by the compiler, the test main the go command
 // would generate for it (cmd/go/internal/load/test.go's template, for tests and a TestMain only), both
-// linked against the packages listed in IMPORTCFG (std and testify, compiled at image build time), with
-// -s -w. The test functions are found with cmd/go's own rules (isTest, isTestFunc, checkTestFunc).
+// linked against the packages listed in IMPORTCFG (std, testify and passk/wire, compiled at image build
+// time), with -s -w. The test functions are found with cmd/go's own rules (isTest, isTestFunc,
+// checkTestFunc), file by file in the order given.
 //
-// Exit status 3 (nothing printed): the file is outside what this fast path reproduces exactly (a parse or
-// type error, an import not in IMPORTCFG, benchmarks, fuzz targets, examples, a test with the wrong
-// signature, no TestMain...); the caller then runs `go test -c` itself, whose result and diagnostics are
-// the reference. Any other failure of a step is reported the same way.
+// Exit status 3 (nothing printed): the files are outside what this fast path reproduces exactly (a parse
+// or type error, files of different packages, an import not in IMPORTCFG, benchmarks, fuzz targets,
+// examples, a test with the wrong signature, no TestMain...); the caller then runs `go test -c` itself,
+// whose result and diagnostics are the reference. Any other failure of a step is reported the same way.
 package main
 
 import (
@@ -92,25 +93,32 @@ func writeCfg(path string, extra []string, lines []string) {
 }
 
 func main() {
-	if len(os.Args) != 4 {
-		fallback("usage: passk-gotest IMPORTCFG FILE OUTPUT")
+	if len(os.Args) < 4 {
+		fallback("usage: passk-gotest IMPORTCFG OUTPUT FILE...")
 	}
-	cfgPath, file, output := os.Args[1], os.Args[2], os.Args[3]
+	cfgPath, output, names := os.Args[1], os.Args[2], os.Args[3:]
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, file, nil, parser.ParseComments)
-	if err != nil {
-		fallback("parse: " + err.Error())
-	}
-	if strings.HasSuffix(f.Name.Name, "_test") {
-		fallback("external test package")
-	}
-	// Build constraints (which the go command applies and the compiler does not see).
-	for _, group := range f.Comments {
-		for _, comment := range group.List {
-			if strings.HasPrefix(comment.Text, "//go:build") || strings.HasPrefix(comment.Text, "// +build") {
-				fallback("build constraint")
+	var files []*ast.File
+	for _, name := range names {
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
+		if err != nil {
+			fallback("parse: " + err.Error())
+		}
+		if len(files) > 0 && f.Name.Name != files[0].Name.Name {
+			fallback("files of different packages")
+		}
+		if strings.HasSuffix(f.Name.Name, "_test") {
+			fallback("external test package")
+		}
+		// Build constraints (which the go command applies and the compiler does not see).
+		for _, group := range f.Comments {
+			for _, comment := range group.List {
+				if strings.HasPrefix(comment.Text, "//go:build") || strings.HasPrefix(comment.Text, "// +build") {
+					fallback("build constraint")
+				}
 			}
 		}
+		files = append(files, f)
 	}
 	// The packages this image holds compiled.
 	known := map[string]bool{}
@@ -128,35 +136,39 @@ func main() {
 		}
 	}
 	handle.Close()
-	for _, spec := range f.Imports {
-		path, err := strconv.Unquote(spec.Path.Value)
-		if err != nil || !known[path] || path == "C" || strings.HasPrefix(path, ".") {
-			fallback("import " + spec.Path.Value)
+	for _, f := range files {
+		for _, spec := range f.Imports {
+			path, err := strconv.Unquote(spec.Path.Value)
+			if err != nil || !known[path] || path == "C" || strings.HasPrefix(path, ".") {
+				fallback("import " + spec.Path.Value)
+			}
 		}
 	}
 	// The tests, as cmd/go's testFuncs.load finds them; anything else goes to `go test`.
 	var tests []string
 	testMain := false
-	for _, decl := range f.Decls {
-		fn, ok := decl.(*ast.FuncDecl)
-		if !ok || fn.Recv != nil {
-			continue
-		}
-		name := fn.Name.String()
-		generic := fn.Type.TypeParams.NumFields() > 0
-		switch {
-		case name == "TestMain":
-			if isTestFunc(fn, "T") || !isTestFunc(fn, "M") || generic || testMain {
-				fallback("TestMain")
+	for _, f := range files {
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil {
+				continue
 			}
-			testMain = true
-		case isTest(name, "Test"):
-			if !isTestFunc(fn, "T") || generic {
-				fallback("signature of " + name)
+			name := fn.Name.String()
+			generic := fn.Type.TypeParams.NumFields() > 0
+			switch {
+			case name == "TestMain":
+				if isTestFunc(fn, "T") || !isTestFunc(fn, "M") || generic || testMain {
+					fallback("TestMain")
+				}
+				testMain = true
+			case isTest(name, "Test"):
+				if !isTestFunc(fn, "T") || generic {
+					fallback("signature of " + name)
+				}
+				tests = append(tests, name)
+			case strings.HasPrefix(name, "Benchmark"), strings.HasPrefix(name, "Fuzz"), strings.HasPrefix(name, "Example"):
+				fallback(name)
 			}
-			tests = append(tests, name)
-		case strings.HasPrefix(name, "Benchmark"), strings.HasPrefix(name, "Fuzz"), strings.HasPrefix(name, "Example"):
-			fallback(name)
 		}
 	}
 	if !testMain {
@@ -172,8 +184,9 @@ func main() {
 	cwd, _ := os.Getwd()
 	pkgA, mainA, mainGo := filepath.Join(dir, "pkg.a"), filepath.Join(dir, "main.a"), filepath.Join(dir, "_testmain.go")
 	writeCfg(filepath.Join(dir, "importcfg"), nil, cfg)
-	run(filepath.Join(tool, "compile"), "-o", pkgA, "-p", pkgPath, "-complete", "-goversion", version, "-c=2",
-		"-D", "_"+cwd, "-importcfg", filepath.Join(dir, "importcfg"), "-pack", file)
+	compile := []string{filepath.Join(tool, "compile"), "-o", pkgA, "-p", pkgPath, "-complete", "-goversion", version,
+		"-c=2", "-D", "_" + cwd, "-importcfg", filepath.Join(dir, "importcfg"), "-pack"}
+	run(append(compile, names...)...)
 	// cmd/go's test main for tests and a TestMain (its template with nothing else in it).
 	var src strings.Builder
 	src.WriteString("\n// Code generated by 'go test'. DO NOT EDIT.\n\npackage main\n\nimport (\n\t\"os\"\n\n\t\"reflect\"\n\n" +

@@ -56,7 +56,7 @@ class ContainerConfig:
     scratch_bytes: int = 64 * 1024 * 1024
     owner: str = "passk"
     # Compiled languages: /tmp (the scratch directories) allows exec, and a compile cache of this size is
-    # mounted at /var/cache/passk, owned by the judge's uid (sandbox/runtime/native.py). 0: none (Python).
+    # mounted at /var/cache/passk, owned by the judge's uid (sandbox/runtime/builds.py). 0: none (Python).
     exec_scratch: bool = False
     cache_bytes: int = 0
     # Relative CPU weight under contention against sibling cgroups (see SANDBOX_CPU_SHARES).
@@ -213,7 +213,7 @@ def _tmpfs(cfg: ContainerConfig) -> dict[str, str]:
     mounts = {"/tmp": f"size={cfg.scratch_bytes},mode=1777,{'exec' if cfg.exec_scratch else 'noexec'},nosuid,nodev"}
     if cfg.cache_bytes:
         # The judge's uid's; traversable but not listable by others: bin/ (0700) holds compiled programs, pch/
-        # (0711) precompiled headers the candidate's compiler reads (sandbox/runtime/native.py).
+        # (0711) precompiled headers the candidate's compiler reads (sandbox/runtime/builds.py).
         mounts["/var/cache/passk"] = f"size={cfg.cache_bytes},mode=0711,uid=10002,gid=10002,noexec,nosuid,nodev"
     return mounts
 

@@ -12,7 +12,7 @@ from sandbox.languages.cpp import header_lines
 from sandbox.languages import jobs
 from sandbox.languages.split import TestSource as Source
 from sandbox.runtime.job import Build, Native, Pch
-from sandbox.runtime.native import pch_split
+from sandbox.runtime.builds import pch_split
 from tests.languages.conftest import humaneval_x_rows, multipl_e_rows
 
 

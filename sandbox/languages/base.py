@@ -57,7 +57,7 @@ class Language:
     # argv run in the scratch directory to build the program, or None (interpreted). Part of the
     # compile-cache key, with the source bytes and the toolchain version.
     compile: tuple[str, ...] | None = None
-    # Precompiled headers (sandbox/runtime/native.py): which of a source's lines (indices) form its header,
+    # Precompiled headers (sandbox/runtime/builds.py): which of a source's lines (indices) form its header,
     # and the argv that precompiles `passk_pch.h` into `passk_pch.h.gch` with the compile's own flags.
     header_lines: Callable[[str], list[int]] | None = None
     precompile: tuple[str, ...] = ()

@@ -214,7 +214,7 @@ def programs(source: TestSource) -> Programs:
                     support={"passk_server.cpp": server})
 
 
-# The precompiled header (sandbox/runtime/native.py): the program's leading `#include <...>` lines and
+# The precompiled header (sandbox/runtime/builds.py): the program's leading `#include <...>` lines and
 # `using namespace std;`, in their order. Between them only blank lines and
 # whole comments may stand (a comment is whitespace to the compiler, so the token sequence is unchanged when
 # those lines move, in order, to a header included first); the scan stops at the first other line, at a
@@ -257,7 +257,7 @@ _PRECOMPILE = ("g++", *_FLAGS, "-x", "c++-header", "-o", f"{PCH_HEADER}.gch", PC
 _COMPILE_TIME_LIMIT_S = 20.0
 _COMPILE_MEMORY_BYTES = 1024 * MB
 # Headers precompiled into the image (cpp/headers.json: HumanEval-X's and MultiPL-E's include blocks), under the
-# keys the supervisor computes for a job with the default compile limits (sandbox/runtime/native.py).
+# keys the supervisor computes for a job with the default compile limits (sandbox/runtime/builds.py).
 _PREBUILD = json.dumps({"build": list(_PRECOMPILE), "limits": [_COMPILE_TIME_LIMIT_S, _COMPILE_MEMORY_BYTES]})
 # -Winvalid-pch: g++ says when it could not use the precompiled header (native.py counts it).
 # -fuse-ld=gold: binutils' other linker (in the image already), the same libraries; a third of ld.bfd's time.

@@ -44,6 +44,10 @@ COMPILE_IDLE_S = 5.0
 stats = {"compiles": 0, "compile_hits": 0, "pch_builds": 0, "pch_hits": 0, "pch_prebuilt": 0, "pch_rejected": 0}
 # Header keys whose build failed or whose PCH is too big for the cache: compiled without a PCH.
 _PCH_REFUSED: set = set()
+# Keys of the cached judge and support builds (kept when the cache makes room), and of those that did not build
+# (the problem's own failure: the same answer for its every sample, without compiling again).
+TRUSTED: set = set()
+FAILED_TRUSTED: dict = {}
 
 
 def cache_key(spec: Native, build: Build) -> str:
@@ -116,7 +120,7 @@ def cache_store(key: str, scratch: str, owner: int, root: str = BIN_CACHE, max_b
         return 0o700 if executable else 0o600
 
     with process.as_uid(process.JUDGE_UID):
-        for attempt in range(2):
+        for attempt in range(3):
             try:
                 if os.path.lexists(partial):
                     process.remove_tree(partial)
@@ -125,15 +129,25 @@ def cache_store(key: str, scratch: str, owner: int, root: str = BIN_CACHE, max_b
                 for directory, _, _ in os.walk(partial):
                     os.chmod(directory, directory_mode)
                 os.rename(partial, target)
+                if owner == process.JUDGE_UID and root == BIN_CACHE:
+                    TRUSTED.add(key)
                 return True
             except OSError:
                 if os.path.lexists(partial):
                     process.remove_tree(partial)
-                if attempt == 0:  # full: start the cache afresh
-                    for part in (BIN_CACHE, PCH_CACHE):
-                        for entry in os.listdir(part):
-                            process.remove_tree(os.path.join(part, entry))
+                _evict(everything=attempt > 0)
     return False
+
+
+def _evict(everything: bool) -> None:
+    """Make room (as the judge's uid): the candidates' builds first, since one serves one program while a judge
+    or support build serves every sample of its problem; everything, precompiled headers included, if that was
+    not enough."""
+    for part in (BIN_CACHE, PCH_CACHE) if everything else (BIN_CACHE,):
+        for entry in os.listdir(part):
+            if everything or entry not in TRUSTED:
+                process.remove_tree(os.path.join(part, entry))
+                TRUSTED.discard(entry)
 
 
 def cache_fetch(key: str, scratch: str, owner: int) -> bool:

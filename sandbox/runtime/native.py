@@ -86,6 +86,8 @@ class _Context:
         self.cpu = self.duration = 0.0
         self.program_ran = False  # from here on, anything that goes wrong is the program's verdict
         self.flags: list[str] = []
+        # A sandbox_error of the problem's own (its tests do not build), not of the container: it need not retire.
+        self.container_ok = False
 
     def flag(self, name: str) -> None:
         if name not in self.flags:
@@ -150,7 +152,7 @@ def run_job(job: Job, frame: Frame, sequence: int, host_stdin: int, zygote_pid: 
     })
     clean = _clean_up(ctx, zygote_pid)
     retire = None
-    if result["verdict"] == "sandbox_error":
+    if result["verdict"] == "sandbox_error" and not ctx.container_ok:
         retire = "sandbox error"
     elif GONE:
         retire = "the zygote stopped answering"
@@ -221,6 +223,10 @@ def _trusted_build(ctx: _Context, build: Build, directory: str, what: str) -> tu
     program."""
     if not build.compile:
         return None, ("", "", False, False)
+    key = builds.cache_key(ctx.spec, build)  # type: ignore[arg-type]
+    if key in builds.FAILED_TRUSTED:  # this problem's build failed in this container already: the same answer
+        ctx.container_ok = True
+        return builds.FAILED_TRUSTED[key]
     step, verdict = _compile(ctx, build, directory, process.JUDGE_UID, None)
     if verdict is None:
         return None, ("", "", False, False)
@@ -231,8 +237,12 @@ def _trusted_build(ctx: _Context, build: Build, directory: str, what: str) -> tu
         # tests and the solution were one program.
         return verdict, ("", "", False, False)
     shown = verdict.get("detail") or ""
-    return ({"verdict": "sandbox_error", "detail": f"{what} did not build (not the program's fault): {shown}"},
-            ("", step.stderr.text()[:ctx.excerpt] if step else "", False, False))  # type: ignore[union-attr]
+    failed = ({"verdict": "sandbox_error", "detail": f"{what} did not build (not the program's fault): {shown}"},
+              ("", step.stderr.text()[:ctx.excerpt] if step else "", False, False))  # type: ignore[union-attr]
+    # The container is fine: it keeps serving, and answers this problem's other samples without a compile.
+    builds.FAILED_TRUSTED[key] = failed
+    ctx.container_ok = True
+    return failed
 
 
 def _judge_build(ctx: _Context) -> tuple[dict | None, tuple]:

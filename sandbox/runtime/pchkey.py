@@ -1,7 +1,7 @@
 """Where precompiled headers live and what names them: a pure function of what a header was built from.
 
 Standalone (no other imports), so that the C++ image's build (sandbox/languages/cpp/prebuild.py) names and
-places the headers it precompiles exactly as the supervisor (native.py) looks them up.
+places the headers it precompiles exactly as the supervisor (builds.py) looks them up.
 """
 
 from __future__ import annotations

@@ -263,7 +263,7 @@ def test_prebuilt_header_from_the_image(docker_client) -> None:  # type: ignore[
     same meaning) and serves the judge's, the server's and the candidate's compiles; a job with other compile
     limits builds its own (the judge's and the server's compiles then go without); no program can write the
     image's headers."""
-    from sandbox.runtime.native import PREBUILT_ROOT, pch_split
+    from sandbox.runtime.builds import PREBUILT_ROOT, pch_split
 
     cpp, version, sandbox = _sandbox(docker_client)
     prompt = PREBUILT_BLOCK + TWICE

@@ -3,7 +3,7 @@ headers.json into PREBUILT_ROOT/<key>/, under the same keys the supervisor compu
 
     python3 prebuild.py '{"build": [...], "limits": [20.0, 1073741824]}'
 
-Each header is built exactly as a container would build it (sandbox/runtime/native.py `prepare_pch`): in a
+Each header is built exactly as a container would build it (sandbox/runtime/builds.py `prepare_pch`): in a
 fresh directory holding only the header, with the compile's own flags, under the default compile limits (CPU
 seconds and address space), which are part of the key. A build that fails fails the image build: the list is
 made from HumanEval-X's and MultiPL-E's include blocks (tests/test_cpp_header.py checks it), so a failure is a

@@ -44,6 +44,8 @@ JAVAC_ARCHIVE = f"{PASSK_HOME}/javac.jsa"
 # JVM flags for fast start-up of short programs: C1 only, one GC thread, no hsperfdata file in /tmp.
 JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Xshare:auto")
 JAVAC_HEAP = "-J-Xmx512m"
+# passk's runtime names the inherited descriptors 3-5 through java.io.FileDescriptor's field (Wire.descriptor).
+OPEN_IO = "--add-opens=java.base/java.io=ALL-UNNAMED"
 # The heap gets the job's memory limit less room for the JVM's own memory (metaspace, code, thread stacks).
 JVM_OVERHEAD_BYTES = 64 * MB
 # passk's runtime sources (sandbox/languages/java/passk/), compiled into PASSK_JAR at image build time.
@@ -269,8 +271,8 @@ LANGUAGE = Language(
     compile=_javac("Main.java"),
     candidate_compile=_javac("Main.java", f"{ENTRY_CLASS}.java"),
     judge_compile=_javac("Main.java"),
-    run=("java", "-ea", *JVM_FLAGS, "-cp", CLASSPATH, ENTRY_CLASS),
-    judge_run=("java", "-ea", *JVM_FLAGS, "-cp", CLASSPATH, JUDGE_CLASS),
+    run=("java", "-ea", *JVM_FLAGS, OPEN_IO, "-cp", CLASSPATH, ENTRY_CLASS),
+    judge_run=("java", "-ea", *JVM_FLAGS, OPEN_IO, "-cp", CLASSPATH, JUDGE_CLASS),
     # The judge's JVM (its own heap, metaspace and code) beside the candidate's, in the container's cgroup.
     judge_memory_bytes=96 * MB,
     version=("javac", "-version"),

@@ -45,9 +45,9 @@ public final class Judge {
     /** Opens the judge's descriptors (before any of the tests runs). */
     public static synchronized void start() throws IOException {
         if (report != null) return;
-        report = new FileOutputStream("/proc/self/fd/3");
-        calls = new FileOutputStream("/proc/self/fd/4");
-        replyPipe = new FileInputStream("/proc/self/fd/5");
+        report = new FileOutputStream(Wire.descriptor(3));
+        calls = new FileOutputStream(Wire.descriptor(4));
+        replyPipe = new FileInputStream(Wire.descriptor(5));
         replies = new BufferedInputStream(replyPipe, 1 << 16);
     }
 

@@ -37,8 +37,8 @@ public final class Server {
         call.setAccessible(true);
         Type[] params = call.getGenericParameterTypes();
         Type returns = call.getGenericReturnType();
-        InputStream calls = new BufferedInputStream(new FileInputStream("/proc/self/fd/3"), 1 << 16);
-        OutputStream replies = new FileOutputStream("/proc/self/fd/4");
+        InputStream calls = new BufferedInputStream(new FileInputStream(Wire.descriptor(3)), 1 << 16);
+        OutputStream replies = new FileOutputStream(Wire.descriptor(4));
         while (true) {
             byte[] message;
             try {

@@ -702,6 +702,23 @@ public final class Wire {
         return message;
     }
 
+    /**
+     * An inherited descriptor as a FileDescriptor. Every passk process is non-dumpable, so /proc/self/fd is not
+     * the process's to open; java.io has no public way to name a descriptor above 2, hence the reflection (the
+     * runs carry --add-opens=java.base/java.io=ALL-UNNAMED).
+     */
+    public static java.io.FileDescriptor descriptor(int fd) {
+        try {
+            java.io.FileDescriptor d = new java.io.FileDescriptor();
+            java.lang.reflect.Field field = java.io.FileDescriptor.class.getDeclaredField("fd");
+            field.setAccessible(true);
+            field.setInt(d, fd);
+            return d;
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            throw new IllegalStateException("passk: descriptor " + fd + " cannot be opened: " + e, e);
+        }
+    }
+
     public static void send(java.io.OutputStream out, Out message) throws java.io.IOException {
         byte[] header = {(byte) (message.size >>> 24), (byte) (message.size >>> 16), (byte) (message.size >>> 8), (byte) message.size};
         out.write(header);

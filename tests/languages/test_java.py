@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.languages.java import main_class, stdio_program
-from sandbox.languages.java import tests_program as wrap_tests
+from sandbox.languages.java import carried, main_class, programs, stdio_program
+from sandbox.languages.split import SplitError
+from sandbox.languages.split import TestSource as Source
 from tests.e2e.conftest import Stack
 from tests.languages import endtoend
+from tests.languages.conftest import humaneval_x_rows, multipl_e_rows
 
 # Broken completions of Java/0 (`public boolean hasCloseElements(List<Double> numbers, double threshold) {` in
 # `class Solution`), each with the verdict passk must give it.
@@ -22,6 +24,8 @@ VARIANTS = {
         memory="        List<long[]> hog = new ArrayList<>();\n        while (true) hog.add(new long[1 << 20]);\n    }\n}\n",
     ),
     "early System.exit(0)": ("        System.exit(0);\n        return false;\n    }\n}\n", "failed"),
+    "a candidate's own AssertionError": ("        assert false : \"mine\";\n        return true;\n    }\n}\n", "failed"),
+    "stack overflow": ("        return hasCloseElements(numbers, threshold);\n    }\n}\n", "error"),
     # The candidate's code that runs before the tests: Solution's static initialiser, run when the tests'
     # main first uses the class.
     "static initialiser System.exit(0)": ("        return false;\n    }\n    static { System.exit(0); }\n}\n", "failed"),
@@ -59,15 +63,55 @@ STDIO_MAIN = (
 STDIO_OTHER_NAME = STDIO_MAIN.replace("public class Main", "public class Solution")
 
 
-def test_main_class_and_wrapping() -> None:
+def test_main_class_and_stdio_wrapping() -> None:
     assert main_class("public class Main {\n public static void main(String[] a) {}\n}\n") == "Main"
     nested = 'class Problem {\n  static class P { String s = "}"; }\n  public static void main(String[] a) { }\n}\n'
     assert main_class(nested) == "Problem"
     assert main_class("class Outer { static class In { public static void main(String[] a) {} } }") == "Outer.In"
-    wrapped = wrap_tests("class Problem { public static void main(String[] a) {} }")
-    assert "Problem.main(args);" in wrapped and "PASSK_PASS_TOKEN" in wrapped
     assert "public class Solution" not in stdio_program(STDIO_OTHER_NAME)
     assert "Solution.main(args);" in stdio_program(STDIO_OTHER_NAME)
+
+
+def test_every_humaneval_x_problem_splits_and_the_judge_holds_none_of_the_completion() -> None:
+    marker = "/* the model's own code \\u007d */"
+    for row in humaneval_x_rows("java"):
+        split = programs(Source("humaneval-x", row["prompt"], row["test"], marker + row["canonical_solution"],
+                                    row["declaration"]))
+        judge = split.judge["Main.java"]
+        assert marker not in judge and marker in split.candidate["Main.java"], row["task_id"]
+        assert "passk.Judge.call(new Object() {}" in judge and "passk.Judge.pass();" in judge
+        assert "Main.main(args);" in judge and "passk.Server.serve(PasskMain.class" in split.candidate["PasskMain.java"]
+        assert split.support is None
+
+
+def test_every_stored_multipl_e_row_splits() -> None:
+    rows = multipl_e_rows("java")
+    assert rows
+    for row in rows:
+        split = programs(Source("multipl-e", row["prompt"], row["tests"], "        return null;\n"))
+        judge = split.judge["Main.java"]
+        assert "Problem.main(args);" in judge and "public static void main" in judge, row["name"]
+        assert split.candidate["Main.java"].endswith("return null;\n\n}}"), row["name"]
+
+
+def test_signatures_and_refusals() -> None:
+    prompt = "import java.util.*;\nclass Problem {\n    public static Pair<Long, Optional<String>> f(ArrayList<Long> xs, float y) {\n"
+    tests = "    }\n    public static void main(String[] args) {\n    assert(f(null, 1f) == null);\n    }\n\n}\n"
+    split = programs(Source("multipl-e", prompt, tests, "        return null;\n"))
+    server = split.candidate["PasskMain.java"]
+    assert "static Pair<Long, Optional<String>> passkCall(ArrayList<Long> xs, float y)" in server
+    assert "return Problem.f(xs, y);" in server and "import java.util.*;" in server
+    for kind in ("int", "List<List<Integer>>", "Map<String, Integer>", "Optional<Object>", "int[]", "long...",
+                 "java.util.List<String>", "Triplet<Long, Long, Long>"):
+        assert carried(kind), kind
+    for kind in ("Thread", "List<?>", "Function<Long, Long>", "T"):
+        assert not carried(kind), kind
+    with pytest.raises(SplitError, match="cannot carry"):
+        programs(Source("multipl-e", prompt.replace("float y", "Runnable y"), tests, ""))
+    with pytest.raises(SplitError, match="not in a class"):
+        programs(Source("multipl-e", "static long f(long x) {\n", "}\n", ""))
+    with pytest.raises(SplitError, match="plain return type"):
+        programs(Source("multipl-e", "class P {\n    static <T> T f(T x) {\n", "    }\n}\n", ""))
 
 
 @pytest.mark.slow
@@ -82,6 +126,8 @@ def test_java_end_to_end(stack: Stack) -> None:
         ),
     })
     assert "cannot find symbol" in results["compile error"]["detail"]
-    assert "pass token" in results["early System.exit(0)"]["detail"]
+    assert "before its tests finished" in results["early System.exit(0)"]["detail"]
+    assert "AssertionError" in results["a candidate's own AssertionError"]["detail"]
+    assert "StackOverflowError" in results["stack overflow"]["detail"]
     assert "OutOfMemoryError" in results["memory hog"]["detail"] or "memory" in results["memory hog"]["detail"]
     assert "case 1 of 2" in results["stdio wrong"]["detail"]

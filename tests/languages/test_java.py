@@ -52,6 +52,63 @@ M_COMPLETIONS = {
         "truncate_number": ("        return number % 1.0f;\n", "passed"),
         "truncate_number wrong (-ea asserts run)": ("        return number;\n", "failed"),
     },
+    # ArrayList<Object>: each element crosses with its runtime type (Long, Float, String, a map, a list).
+    "HumanEval_22_filter_integers": {
+        "filter_integers (dynamic values)": (
+            "        ArrayList<Long> out = new ArrayList<>();\n"
+            "        for (Object v : values) if (v instanceof Long) out.add((Long) v);\n        return out;\n", "passed"),
+        "filter_integers takes Integer for Long": (
+            "        ArrayList<Long> out = new ArrayList<>();\n"
+            "        for (Object v : values) if (v instanceof Integer) out.add(0L);\n        return out;\n", "failed"),
+    },
+    "HumanEval_111_histogram": {
+        "histogram (HashMap)": (
+            "        HashMap<String, Long> counts = new HashMap<>();\n"
+            "        for (String w : test.split(\" \")) if (!w.isEmpty()) counts.merge(w, 1L, Long::sum);\n"
+            "        long best = counts.values().stream().mapToLong(Long::longValue).max().orElse(0L);\n"
+            "        HashMap<String, Long> out = new HashMap<>();\n"
+            "        for (Map.Entry<String, Long> e : counts.entrySet()) if (e.getValue() == best) out.put(e.getKey(), best);\n"
+            "        return out;\n", "passed"),
+    },
+    "HumanEval_95_check_dict_case": {
+        "check_dict_case (HashMap argument)": (
+            "        if (dict.isEmpty()) return false;\n"
+            "        boolean lower = dict.keySet().stream().allMatch(k -> k.chars().allMatch(Character::isLowerCase));\n"
+            "        boolean upper = dict.keySet().stream().allMatch(k -> k.chars().allMatch(Character::isUpperCase));\n"
+            "        return lower || upper;\n", "passed"),
+    },
+    "HumanEval_112_reverse_delete": {
+        "reverse_delete (Pair<String, Boolean>)": (
+            "        StringBuilder sb = new StringBuilder();\n"
+            "        for (char ch : s.toCharArray()) if (c.indexOf(ch) < 0) sb.append(ch);\n"
+            "        String r = sb.toString();\n"
+            "        return Pair.with(r, new StringBuilder(r).reverse().toString().equals(r));\n", "passed"),
+    },
+    "HumanEval_128_prod_signs": {
+        "prod_signs (Optional<Long>)": (
+            "        if (arr.isEmpty()) return Optional.empty();\n        long sign = 1, sum = 0;\n"
+            "        for (long x : arr) { sum += Math.abs(x); sign *= Long.signum(x); }\n"
+            "        return Optional.of(sign * sum);\n", "passed"),
+    },
+    "HumanEval_12_longest": {
+        "longest (Optional<String>)": (
+            "        String best = null;\n"
+            "        for (String s : strings) if (best == null || s.length() > best.length()) best = s;\n"
+            "        return Optional.ofNullable(best);\n", "passed"),
+    },
+    "HumanEval_20_find_closest_elements": {
+        "find_closest_elements (Pair<Float, Float>)": (
+            "        float a = 0, b = 0, d = Float.MAX_VALUE;\n"
+            "        for (int i = 0; i < numbers.size(); i++) for (int j = i + 1; j < numbers.size(); j++) {\n"
+            "            float x = numbers.get(i), y = numbers.get(j);\n"
+            "            if (Math.abs(x - y) < d) { d = Math.abs(x - y); a = Math.min(x, y); b = Math.max(x, y); }\n"
+            "        }\n        return Pair.with(a, b);\n", "passed"),
+    },
+    # Its published tests compare a Pair with an Optional: no answer passes them, under MultiPL-E's harness too.
+    "HumanEval_136_largest_smallest_integers": {
+        "largest_smallest_integers (tests that never pass)": (
+            "        return Pair.with(Optional.empty(), Optional.empty());\n", "failed"),
+    },
 }
 
 STDIO_MAIN = (

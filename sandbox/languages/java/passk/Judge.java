@@ -29,7 +29,6 @@ import java.nio.charset.StandardCharsets;
 public final class Judge {
     private static OutputStream report;
     private static OutputStream calls;
-    private static FileInputStream replyPipe;
     private static InputStream replies;
     private static boolean flagged;
 
@@ -47,8 +46,7 @@ public final class Judge {
         if (report != null) return;
         report = new FileOutputStream(Wire.descriptor(3));
         calls = new FileOutputStream(Wire.descriptor(4));
-        replyPipe = new FileInputStream(Wire.descriptor(5));
-        replies = new BufferedInputStream(replyPipe, 1 << 16);
+        replies = new BufferedInputStream(new FileInputStream(Wire.descriptor(5)), 1 << 16);
     }
 
     /** Calls the function to complete in the candidate's process; `marker` is an instance of an anonymous class
@@ -128,11 +126,12 @@ public final class Judge {
         end("PASS", 0);
     }
 
-    /** Anything waiting on the reply pipe before a call was sent unasked: BROKEN. */
+    /** Anything waiting on the reply pipe before a call was sent unasked: BROKEN. What the buffer read ahead
+     * counts too (a reply and a forged one after it can arrive in one read). */
     private static void unasked(String where) {
         int waiting;
         try {
-            waiting = replyPipe.available();
+            waiting = replies.available();
         } catch (IOException e) {
             waiting = 0;
         }

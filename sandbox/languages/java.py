@@ -21,8 +21,8 @@ javac of the model's file and the small PasskMain only; the judge's compile is t
 problem (cached per container).
 
 Speed: javac is a Java program, so its start-up dominates a compile. The image holds a class-data-sharing
-archive of javac's classes (dumped at build time by compiling a sample program), and javac and the programs run
-with C1 only (`-XX:TieredStopAtLevel=1`), the serial collector and no perf-data file (which would also leave a
+archive of javac's classes (dumped at build time by compiling a sample program) and one of what the runs load
+(passk's runtime and the classes its codec uses), and javac and the programs run with C1 only (`-XX:TieredStopAtLevel=1`), the serial collector and no perf-data file (which would also leave a
 file in /tmp).
 """
 
@@ -39,10 +39,15 @@ ENTRY_CLASS = "PasskMain"  # the candidate's main class: the server (tests) or t
 JUDGE_CLASS = "PasskJudge"
 PASSK_HOME = "/opt/passk-java"
 PASSK_JAR = f"{PASSK_HOME}/passk.jar"
-CLASSPATH = f"/usr/share/java/javatuples.jar:{PASSK_JAR}:."
+CLASSPATH = f"/usr/share/java/javatuples.jar:{PASSK_JAR}:."  # ARCHIVED_CLASSPATH and the program's directory
 JAVAC_ARCHIVE = f"{PASSK_HOME}/javac.jsa"
+# The runs' class-data-sharing archive: the JDK's classes, javatuples' and passk's runtime (dumped at build time from
+# CdsSample.java's class list); its class path is a prefix of the runs' (the program's directory comes last).
+RUN_ARCHIVE = f"{PASSK_HOME}/run.jsa"
+ARCHIVED_CLASSPATH = f"/usr/share/java/javatuples.jar:{PASSK_JAR}"
 # JVM flags for fast start-up of short programs: C1 only, one GC thread, no hsperfdata file in /tmp.
 JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Xshare:auto")
+RUN_FLAGS = (*JVM_FLAGS, f"-XX:SharedArchiveFile={RUN_ARCHIVE}")
 JAVAC_HEAP = "-J-Xmx512m"
 # passk's runtime names the inherited descriptors 3-5 through java.io.FileDescriptor's field (Wire.descriptor).
 OPEN_IO = "--add-opens=java.base/java.io=ALL-UNNAMED"
@@ -256,6 +261,13 @@ LANGUAGE = Language(
         f"mkdir -p {PASSK_HOME}/build && cd {PASSK_HOME} && javac -encoding UTF-8 -nowarn -d build"
         f" -cp /usr/share/java/javatuples.jar " + " ".join(f"{_CONTEXT}/passk/{name}" for name in RUNTIME_SOURCES)
         + f" && jar cf {PASSK_JAR} -C build . && rm -rf build",
+        # The runs' archive: what a judge and a server load, from a sample that exercises the codec.
+        f"mkdir -p {PASSK_HOME}/cds && cd {PASSK_HOME}/cds && cp {_CONTEXT}/CdsSample.java ."
+        f" && javac -nowarn -cp {ARCHIVED_CLASSPATH} CdsSample.java"
+        f" && java {OPEN_IO} -XX:DumpLoadedClassList=loaded.lst -cp {ARCHIVED_CLASSPATH}:. CdsSample"
+        " && grep / loaded.lst | grep -v CdsSample > archived.lst"
+        f" && java -Xshare:dump -XX:SharedClassListFile=archived.lst -XX:SharedArchiveFile={RUN_ARCHIVE}"
+        f" -cp {ARCHIVED_CLASSPATH} && cd / && rm -rf {PASSK_HOME}/cds",
         f"mkdir -p {PASSK_HOME}/sample && cp {_CONTEXT}/Main.java {PASSK_HOME}/sample/",
         # A class-data-sharing archive of what javac loads: a compile starts in about half the time.
         f"cd {PASSK_HOME}/sample && javac -J-XX:ArchiveClassesAtExit=" + JAVAC_ARCHIVE
@@ -264,6 +276,7 @@ LANGUAGE = Language(
         f"rm -rf {PASSK_HOME}/sample && chmod -R a+rX {PASSK_HOME}",
     ),
     context_files=(("sandbox/languages/java/Main.java", "java/Main.java"),
+                   ("sandbox/languages/java/CdsSample.java", "java/CdsSample.java"),
                    *((f"sandbox/languages/java/passk/{name}", f"java/passk/{name}") for name in RUNTIME_SOURCES)),
     source_file="Main.java",
     stdio_program=stdio_program,
@@ -271,8 +284,8 @@ LANGUAGE = Language(
     compile=_javac("Main.java"),
     candidate_compile=_javac("Main.java", f"{ENTRY_CLASS}.java"),
     judge_compile=_javac("Main.java"),
-    run=("java", "-ea", *JVM_FLAGS, OPEN_IO, "-cp", CLASSPATH, ENTRY_CLASS),
-    judge_run=("java", "-ea", *JVM_FLAGS, OPEN_IO, "-cp", CLASSPATH, JUDGE_CLASS),
+    run=("java", "-ea", *RUN_FLAGS, OPEN_IO, "-cp", CLASSPATH, ENTRY_CLASS),
+    judge_run=("java", "-ea", *RUN_FLAGS, OPEN_IO, "-cp", CLASSPATH, JUDGE_CLASS),
     # The judge's JVM (its own heap, metaspace and code) beside the candidate's, in the container's cgroup.
     judge_memory_bytes=96 * MB,
     version=("javac", "-version"),

@@ -199,7 +199,7 @@ def _read_frames(data: bytes) -> list[bytes]:
 def echoed(docker_client) -> list[bytes]:  # type: ignore[no-untyped-def]
     from sandbox.images import ensure_language_image
     from sandbox.languages import get
-    from sandbox.languages.java import CLASSPATH
+    from sandbox.languages.java import CLASSPATH, RUN_ARCHIVE
 
     image = ensure_language_image(docker_client, get("java"))
     inputs = [(name, v.encode(node)) for name, node in ROUND_TRIPS] + [(name, data) for name, data, _ in REFUSED]
@@ -210,7 +210,9 @@ def echoed(docker_client) -> list[bytes]:  # type: ignore[no-untyped-def]
         docker_client.containers.run(
             image, entrypoint="sh", network_mode="none", remove=True, working_dir="/w",
             volumes={work: {"bind": "/w", "mode": "rw"}},
-            command=["-c", f"javac -nowarn -cp {CLASSPATH} Echo.java && java -cp {CLASSPATH} Echo"],
+            # -Xshare:on: the runs' class-data-sharing archive must map with the runs' class path (no silent miss).
+            command=["-c", f"javac -nowarn -cp {CLASSPATH} Echo.java"
+                     f" && java -Xshare:on -XX:SharedArchiveFile={RUN_ARCHIVE} -cp {CLASSPATH} Echo"],
         )
         return _read_frames(Path(work, "out.bin").read_bytes())
 

@@ -149,7 +149,7 @@ ATTACKS: dict[str, tuple[Wrapper, tuple[str, ...]]] = {
         f"        try {{ new ProcessBuilder(\"python3\", \"-c\", {jstr(TRACE_PY)}).inheritIO().start().waitFor(); }}"
         " catch (Exception e) { System.out.println(e); }\n")), ("reached_judge",)),
 }
-ATTACKED = ("Java/0", "Java/2", "Java/12", "Java/22", "Java/55", "Java/137")
+ATTACKED = ("Java/0", "Java/2", "Java/12", "Java/22", "Java/137")
 # The model's own equals(): never run by the judge, which rebuilds values of known classes only.
 EQUALS = {
     "Java/22": "new ArrayList<Integer>() { public boolean equals(Object o) { return true; } }",

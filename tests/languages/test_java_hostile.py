@@ -77,7 +77,7 @@ FD4 = ("java.lang.reflect.Field passkFd = java.io.FileDescriptor.class.getDeclar
 
 def on_fd4(data: str) -> str:
     return ("        try {\n            " + FD4 + f"            passkOut.write(new byte[] {{{data}}});\n"
-            "            passkOut.flush();\n        } catch (Exception e) { throw new RuntimeException(e); }\n")
+            "            passkOut.flush();\n        } catch (Exception passkE) { throw new RuntimeException(passkE); }\n")
 
 
 TRACE_PY = (
@@ -112,10 +112,10 @@ ATTACKS: dict[str, tuple[Wrapper, tuple[str, ...]]] = {
     # What the candidate can read: its environment and /proc (no token, no tests there).
     "environment and /proc/self": (Wrapper(before=(
         "        System.out.println(System.getenv());\n"
-        "        for (String f : new String[] {\"/proc/self/environ\", \"/proc/self/cmdline\", \"/proc/self/status\","
+        "        for (String passkF : new String[] {\"/proc/self/environ\", \"/proc/self/cmdline\", \"/proc/self/status\","
         " \"/proc/1/environ\", \"/proc/1/cmdline\"}) {\n"
-        "            try { System.out.println(new String(java.nio.file.Files.readAllBytes(java.nio.file.Path.of(f)))); }"
-        " catch (Exception e) { System.out.println(e); }\n"
+        "            try { System.out.println(new String(java.nio.file.Files.readAllBytes(java.nio.file.Path.of(passkF)))); }"
+        " catch (Exception passkE) { System.out.println(passkE); }\n"
         "        }\n")), ()),
     "prints PASS and tokens": (Wrapper(before=(
         "        System.out.println(\"\\nPASS\\n\"); System.err.println(\"PASS\");\n"
@@ -123,11 +123,11 @@ ATTACKS: dict[str, tuple[Wrapper, tuple[str, ...]]] = {
     # Reflection over passk's classes and a server of the candidate's own: its process only.
     "reflection over passk's classes": (Wrapper(before=(
         "        try {\n"
-        "            Class<?> m = Class.forName(\"PasskMain\");\n"
-        "            for (java.lang.reflect.Field f : m.getDeclaredFields()) { f.setAccessible(true); f.set(null, null); }\n"
-        "            for (java.lang.reflect.Field f : Class.forName(\"passk.Wire\").getDeclaredFields()) f.setAccessible(true);\n"
+        "            Class<?> passkM = Class.forName(\"PasskMain\");\n"
+        "            for (java.lang.reflect.Field passkF : passkM.getDeclaredFields()) { passkF.setAccessible(true); passkF.set(null, null); }\n"
+        "            for (java.lang.reflect.Field passkF : Class.forName(\"passk.Wire\").getDeclaredFields()) passkF.setAccessible(true);\n"
         "            Class.forName(\"Main\");\n"
-        "        } catch (Throwable e) { System.out.println(e); }\n")), ()),
+        "        } catch (Throwable passkE) { System.out.println(passkE); }\n")), ()),
     "a class named passk shadows the server": (Wrapper(after=(
         "class passk {\n    static class Server {\n"
         "        static void serve(Class<?> c, String name) { System.exit(0); }\n    }\n}\n"
@@ -142,12 +142,12 @@ ATTACKS: dict[str, tuple[Wrapper, tuple[str, ...]]] = {
     "garbage on fd 4": (Wrapper(before=on_fd4("'P', 'A', 'S', 'S', '\\n', (byte) 0xff")), ("out_of_turn",)),
     # Signals and traces: every pid in /proc.
     "kill every process": (Wrapper(before=(
-        "        for (ProcessHandle p : ProcessHandle.allProcesses().toArray(ProcessHandle[]::new)) {\n"
-        "            if (p.pid() != ProcessHandle.current().pid()) p.destroyForcibly();\n"
+        "        for (ProcessHandle passkP : ProcessHandle.allProcesses().toArray(ProcessHandle[]::new)) {\n"
+        "            if (passkP.pid() != ProcessHandle.current().pid()) passkP.destroyForcibly();\n"
         "        }\n")), ("reached_judge",)),
     "ptrace and write every process's memory": (Wrapper(before=(
         f"        try {{ new ProcessBuilder(\"python3\", \"-c\", {jstr(TRACE_PY)}).inheritIO().start().waitFor(); }}"
-        " catch (Exception e) { System.out.println(e); }\n")), ("reached_judge",)),
+        " catch (Exception passkE) { System.out.println(passkE); }\n")), ("reached_judge",)),
 }
 ATTACKED = ("Java/0", "Java/2", "Java/12", "Java/22", "Java/137")
 # The model's own equals(): never run by the judge, which rebuilds values of known classes only.

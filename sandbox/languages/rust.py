@@ -113,6 +113,8 @@ def entry(head: str, code: str, brace: int) -> Entry:
     if not found:
         raise SplitError("the prompt does not end with a Rust function's signature and its '{'")
     name, at = found.group("name"), found.end()
+    if name == "main":
+        raise SplitError("the function to complete is `main`: the candidate's program needs its own to serve the tests")
     generics = ""
     if text.startswith("<", at):
         close = _closing(text, at)
@@ -278,7 +280,6 @@ def _owned(kind: str) -> tuple[str, str]:
 
 
 _SERVE = """
-#[doc(hidden)]
 fn passk_serve_{index}(passk_r: &mut ::passk_wire::Reader<'_>) -> ::std::result::Result<::std::vec::Vec<u8>, ::passk_wire::Refused> {{
     ::passk_wire::server::arguments(passk_r, {count})?;
 {decode}    passk_r.finish()?;

@@ -42,7 +42,8 @@ fn malformed<T>(why: impl Into<String>) -> Result<T, Refused> {
 
 // ---------------------------------------------------------------- bytes
 
-/// An encoded value or message being built.
+/// An encoded value or message being built. Once it holds a value the wire cannot carry (`unsendable`), its
+/// bytes are never sent: the judge reports an error, the server sends `U`.
 #[derive(Default)]
 pub struct Writer {
     buf: Vec<u8>,
@@ -911,7 +912,7 @@ pub mod judge {
             Ok(value) => value,
             Err(Outcome::Raised(class, message)) => end(&format!("RAISED {class}: {message}")),
             Err(Outcome::Refused(Refused::Unsendable(what))) => end(&format!(
-                "ERROR {name}() returned {what}, which passk cannot compare")),
+                "ERROR {name}() returned a value passk cannot carry to the tests ({what})")),
             Err(Outcome::Refused(Refused::Malformed(why))) => end(&format!("BROKEN {name}(): {why}")),
         }
     }
@@ -939,7 +940,7 @@ pub mod judge {
             b'U' => {
                 let what = String::from_utf8_lossy(r.string().map_err(refused)?).into_owned();
                 r.finish().map_err(refused)?;
-                Err(refused(Refused::Unsendable(format!("a value of type {what}"))))
+                Err(refused(Refused::Unsendable(what)))
             }
             kind => Err(refused(Refused::Malformed(format!("not an answer (a message of kind {:?})", kind as char)))),
         }

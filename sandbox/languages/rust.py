@@ -5,7 +5,7 @@ libtest `#[test]` functions (the original harness runs `cargo check`, then `carg
 prompt + completion + tests, whose tests are a `fn main` of asserts (a plain `rustc` binary). passk builds
 two programs from them (sandbox/languages/split.py), each with `rustc` against rlibs of the three crates and
 of passk's wire (rust/passk_wire.rs), all built at image build time, linked to the shared libstd
-(`-C prefer-dynamic`: half the link time). Not optimised (`-O` doubles the compile time), as cargo's debug
+(`-C prefer-dynamic`: half the link time) by gold. Not optimised (`-O` doubles the compile time), as cargo's debug
 builds are: overflow checks stay on.
 
 - The candidate, `main.rs`: the original program's text up to the tests (declaration + prompt + completion;
@@ -113,6 +113,8 @@ def entry(head: str, code: str, brace: int) -> Entry:
     if not found:
         raise SplitError("the prompt does not end with a Rust function's signature and its '{'")
     name, at = found.group("name"), found.end()
+    if re.search(r"\basync\b", text[:found.start("name")]):
+        raise SplitError(f"{name}() is async: the tests would await what passk's stub cannot give them")
     if name == "main":
         raise SplitError("the function to complete is `main`: the candidate's program needs its own to serve the tests")
     generics = ""
@@ -283,7 +285,7 @@ _SERVE = """
 fn passk_serve_{index}(passk_r: &mut ::passk_wire::Reader<'_>) -> ::std::result::Result<::std::vec::Vec<u8>, ::passk_wire::Refused> {{
     ::passk_wire::server::arguments(passk_r, {count})?;
 {decode}    passk_r.finish()?;
-    ::std::result::Result::Ok(::passk_wire::server::answer(|| ::passk_wire::server::returned(&{name}({args}))))
+    ::std::result::Result::Ok(::passk_wire::server::answer(|| ::passk_wire::server::returned(&{call})))
 }}
 """
 
@@ -299,8 +301,10 @@ def _server(entries: list[Entry], gap: _Gap) -> str:
             owned, passed = _owned(kind)
             decode.append(f"    let passk_a{position}: {owned} = ::passk_wire::Decode::decode(passk_r)?;\n")
             args.append(passed.format(f"passk_a{position}"))
-        parts.append(_SERVE.format(index=index, count=len(e.params), decode="".join(decode), name=e.name,
-                                   args=", ".join(args)))
+        call = f"{e.name}({', '.join(args)})"
+        if re.search(r"\bunsafe\b", e.signature[:e.signature.index("(")]):
+            call = f"unsafe {{ {call} }}"
+        parts.append(_SERVE.format(index=index, count=len(e.params), decode="".join(decode), call=call))
         table.append(f'("{e.name}", passk_serve_{index} as ::passk_wire::server::Serve)')
     parts.append(f"\nfn main() {{\n    ::passk_wire::server::serve(&[{', '.join(table)}]);\n}}\n")
     return "".join(parts)
@@ -333,7 +337,9 @@ def humaneval_x_program(prompt: str, declaration: str, completion: str, test: st
 _CARGO_ENV = "CARGO_HOME=/tmp/passk-cargo-home CARGO_TARGET_DIR=/tmp/passk-reference/target"
 _LIBS = ("-L", f"dependency={ROOT}/deps",
          *(arg for crate in CRATES for arg in ("--extern", f"{crate}={ROOT}/lib{crate}.rlib")))
-_RUSTC = ("rustc", "--edition", "2021", "-C", "prefer-dynamic")
+# -fuse-ld=gold: binutils' other linker (in the image already), the same libraries; linking is most of a small
+# program's compile, and gold takes a fifth less of it than ld.bfd.
+_RUSTC = ("rustc", "--edition", "2021", "-C", "prefer-dynamic", "-C", "link-arg=-fuse-ld=gold")
 _WIRE = ("--extern", f"passk_wire={WIRE}")
 
 LANGUAGE = Language(

@@ -155,6 +155,7 @@ def test_signatures() -> None:
     ("fn f((a, b): (i32, i32)) -> i32 {\n", "not `name: type`"),
     ("const X: i32 = {\n", "signature"),
     ("fn main() {\n", "`main`"),
+    ("async fn f() -> i32 {\n", "async"),
 ])
 def test_what_cannot_be_split(prompt: str, reason: str) -> None:
     with pytest.raises(SplitError, match=reason):

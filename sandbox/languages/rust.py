@@ -382,8 +382,9 @@ LANGUAGE = Language(
     version=("rustc", "--version"),
     compile_time_limit_s=30.0,
     compile_memory_bytes=2048 * MB,
-    # Judges and candidates of many problems (a test binary and its sources: ~1 MB each).
-    compile_cache_bytes=256 * MB,
+    # The judges of a dataset's problems and the candidates of its samples (~150 KB a build, linked to the
+    # shared libstd): a run of HumanEval-X's 164 problems fits with room to spare.
+    compile_cache_bytes=128 * MB,
     pids=64,
     stderr_verdicts=(
         (r"memory allocation of \d+ bytes failed", "memory"),

@@ -138,6 +138,14 @@ ATTACKS: list[tuple[str, tuple[str, ...], str, str, str | None]] = [
      "    unsafe { std::ptr::write_volatile(passk_bytes.as_ptr() as *mut u8, 1); }\n", EXTERN, "reached_judge"),
 ]
 
+# What the candidate's compile refuses: its own `main` (the server's is the program's), and unstable features
+# (no RUSTC_BOOTSTRAP in its environment; a crate attribute after the prompt is refused in any case).
+REFUSED = {
+    "a main of its own that reports PASS": "fn main() { println!(\"PASS\"); }\n",
+    "unstable features": "#[allow(dead_code)]\nfn passk_unstable() -> u32 { extern crate test; test::black_box(0) }\n",
+    "a crate attribute": "#![feature(test)]\n",
+}
+
 # Equality the tests use, redefined: Rust/137's own RtnType, equal to everything, in the candidate's process.
 EQUALITY = ("    return RtnType::Empty();\n" + ROWS["Rust/137"]["canonical_solution"].replace(
     "#[derive(Debug, PartialEq)]", "#[derive(Debug)]")
@@ -150,6 +158,8 @@ def _attack_samples() -> dict[str, Sample]:
     row = ROWS["Rust/137"]
     samples["equality redefined / Rust/137"] = Sample("Rust/137", split.TestSource(
         "humaneval-x", row["prompt"], row["test"], EQUALITY, row["declaration"]))
+    for label, items in REFUSED.items():
+        samples[f"{label} / Rust/0"] = _wrong("Rust/0", "", items)
     return samples
 
 
@@ -418,6 +428,9 @@ def test_no_attack_passes(outcomes: dict[str, Outcome]) -> None:
     # The tests ran: each attack failed on the tests' own check, not on a build.
     assert not [label for label in expected if outcomes[label].verdict == "compile_error"], \
         [(label, _detail(outcomes[label])) for label in expected if outcomes[label].verdict == "compile_error"]
+    for label in REFUSED:
+        refused = outcomes[f"{label} / Rust/0"]
+        assert refused.verdict == "compile_error", (label, _detail(refused))
     # Nothing of the judge's reached the candidate: not its files, its descriptors or its environment.
     for task_id in ATTACKED:
         shown = outcomes[f"environment, /proc and the judge's files / {task_id}"].stdout

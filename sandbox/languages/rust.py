@@ -311,6 +311,7 @@ def _server(entries: list[Entry], gap: _Gap) -> str:
 
 
 def programs(source: TestSource) -> Programs:
+    """The judge's and the candidate's files for a HumanEval-X or MultiPL-E problem and a completion."""
     head = source.declaration + source.prompt
     parts = splitting.split(head, source.completion, source.tests, SYNTAX, entry)
     gap, entries = _gap(parts)
@@ -323,10 +324,6 @@ def programs(source: TestSource) -> Programs:
     own.append((first, first + parts.judge_tests.count("\n")))
     return Programs(candidate={"main.rs": parts.candidate + _server(entries, gap)},
                     judge={"judge.rs": judge, "problem.lines": "".join(f"{a} {b}\n" for a, b in own)})
-
-
-def stdio_program(source: str) -> str:
-    return source
 
 
 def humaneval_x_program(prompt: str, declaration: str, completion: str, test: str) -> str:
@@ -370,7 +367,6 @@ LANGUAGE = Language(
     ),
     source_file="main.rs",
     programs=programs,
-    stdio_program=stdio_program,
     humaneval_x_program=humaneval_x_program,
     compile=(*_RUSTC, "-o", "main", "main.rs", *_LIBS),
     candidate_compile=(*_RUSTC, "-o", "main", "main.rs", *_LIBS, *_WIRE),

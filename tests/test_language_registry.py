@@ -24,6 +24,8 @@ def test_every_language_module_is_complete() -> None:
         assert language.run and language.version and language.source_file, language.name
         if language.native:
             assert language.reference_commands, language.name
+            # Self-checking problems run as a judge and a candidate, in two processes.
+            assert language.programs is not None and language.judge_run, language.name
     assert languages.resolve("C++").name == "cpp"
     with pytest.raises(ValueError, match="unknown language"):
         languages.get("cobol")

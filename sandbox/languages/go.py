@@ -187,31 +187,10 @@ def _closing(code: str, opening: int) -> int:
     raise SplitError("the signature of the function to complete is not closed")
 
 
-def _split_list(text: str) -> list[str]:
-    """A Go parameter list's entries, split at the commas outside (), [] and {} (a trailing comma allowed)."""
-    entries, depth, current = [], 0, []
-    for char in text:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        if char == "," and depth == 0:
-            entries.append("".join(current).strip())
-            current = []
-        else:
-            current.append(char)
-    entries.append("".join(current).strip())
-    if entries and not entries[-1]:
-        entries.pop()
-    if any(not entry for entry in entries):
-        raise SplitError(f"an empty parameter in ({text.strip()})")
-    return entries
-
-
 def parameters(text: str) -> list[tuple[str, str]]:
     """(name, type) of each parameter of a Go parameter list, as the spec reads it: either every entry names
     its parameters (`a, b int` gives a and b the type int) or none does (name "")."""
-    entries = _split_list(text)
+    entries = splitting.split_params(text, "()[]{}")
     named = [_NAMED.fullmatch(entry) for entry in entries]
     named = [match if match and match.group(1) not in _TYPE_WORDS else None for match in named]
     if not any(named):

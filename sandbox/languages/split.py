@@ -255,13 +255,16 @@ def statement_start(code: str, end: int, directive_lines: bool = False) -> int:
     return start
 
 
-def split_params(text: str) -> list[str]:
-    """A parameter list's parameters, split at the commas outside (), [], {} and <> (empty list: none)."""
+def split_params(text: str, brackets: str = "()[]{}<>") -> list[str]:
+    """A parameter list's parameters, split at the commas outside the pairs of `brackets` (Go's `<-chan` wants
+    no angle brackets); a trailing comma ends the list (empty list: no parameters), an empty parameter before it
+    is a SplitError."""
+    openers, closers = brackets[0::2], brackets[1::2]
     parts, depth, current = [], 0, []
     for char in text:
-        if char in "([{<":
+        if char in openers:
             depth += 1
-        elif char in ")]}>":
+        elif char in closers:
             depth -= 1
         if char == "," and depth == 0:
             parts.append("".join(current).strip())
@@ -269,8 +272,10 @@ def split_params(text: str) -> list[str]:
         else:
             current.append(char)
     last = "".join(current).strip()
-    if last or parts:
+    if last:
         parts.append(last)
+    if any(not part for part in parts):
+        raise SplitError(f"an empty parameter in ({text.strip()})")
     return parts
 
 

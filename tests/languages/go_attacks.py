@@ -9,18 +9,17 @@ tricks are harmless versions of the same: around a right answer, the sample stil
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import docker
 
-from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
+from sandbox.executor import Job, Outcome
 from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get
-from sandbox.languages import go
+from sandbox.languages import get, go
 from sandbox.languages import jobs as native_jobs
 from sandbox.languages import split as splitting
 from sandbox.languages.split import TestSource as Source
+from tests.sandbox.programs import run_sharded
 
 MEMORY = 256 << 20
 
@@ -147,24 +146,7 @@ def run_jobs(docker_client: docker.DockerClient, jobs: list[tuple[str, Source]],
     language = get("go")
     image = ensure_language_image(docker_client, language)
     version = toolchain_version(docker_client, image, language)
-    problems = sorted({source.prompt for _, source in jobs})
-    shares: list[list[Job]] = [[] for _ in range(sandboxes)]
-    for label, source in jobs:
-        native = native_jobs.tests_spec(language, source, version, MEMORY)
-        shares[problems.index(source.prompt) % sandboxes].append(Job(label, "", time_limit_s, MEMORY, language="go", native=native))
-    outcomes: dict[str, Outcome] = {}
-
-    def run(share: list[Job]) -> None:
-        box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
-        try:
-            outcomes.update(zip((job.id for job in share), box.run(share), strict=True))
-        finally:
-            box.close()
-
-    threads = [threading.Thread(target=run, args=(share,)) for share in shares if share]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert len(outcomes) == len(jobs), "a sandbox thread failed"
-    return outcomes
+    problem_of = {label: source.prompt for label, source in jobs}
+    batch = [Job(label, "", time_limit_s, MEMORY, language="go", native=native_jobs.tests_spec(language, source, version, MEMORY))
+             for label, source in jobs]
+    return run_sharded(docker_client, image, batch, lambda job: problem_of[job.id], sandboxes)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.languages import get
 from sandbox.languages import go
 from sandbox.languages.split import SplitError
 from sandbox.languages.split import TestSource as Source

@@ -6,7 +6,6 @@ type inside an interface{}, a signalling NaN, a cycle) must encode as the refere
 from __future__ import annotations
 
 import base64
-import shlex
 
 import docker
 import pytest

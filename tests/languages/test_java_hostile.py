@@ -13,13 +13,13 @@ compiles once.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 
 import pytest
 
-from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
+from sandbox.executor import Job, Outcome
 from tests.languages.conftest import humaneval_x_rows
+from tests.sandbox.programs import run_sharded
 
 MIB = 1024 * 1024
 ROWS = humaneval_x_rows("java")
@@ -210,34 +210,14 @@ def _run(docker_client, samples: list[Sample]) -> dict[str, Outcome]:  # type: i
     image = ensure_language_image(docker_client, java)
     version = toolchain_version(docker_client, image, java)
     memory = 256 * MIB
-    jobs: list[list[tuple[str, Job]]] = [[], []]
+    jobs = []
     for sample in samples:
         row = BY_ID[sample.task_id]
         source = TestSource("humaneval-x", row["prompt"], row["test"], sample.completion, row["declaration"])
-        job = Job(sample.label, "", sample.time_limit_s, memory, language="java",
-                  native=tests_spec(java, source, version, memory))
-        jobs[int(sample.task_id.split("/")[1]) % 2].append((sample.label, job))
-    results: dict[str, Outcome] = {}
-    errors: list[BaseException] = []
-
-    def work(batch: list[tuple[str, Job]]) -> None:
-        sandbox = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
-        try:
-            for (label, _), outcome in zip(batch, sandbox.run([job for _, job in batch]), strict=True):
-                results[label] = outcome
-        except BaseException as exc:  # noqa: BLE001 (re-raised below, in the test's thread)
-            errors.append(exc)
-        finally:
-            sandbox.close()
-
-    threads = [threading.Thread(target=work, args=(batch,)) for batch in jobs]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return results
+        jobs.append(Job(sample.label, "", sample.time_limit_s, memory, language="java",
+                        native=tests_spec(java, source, version, memory)))
+    task_of = {sample.label: sample.task_id for sample in samples}
+    return run_sharded(docker_client, image, jobs, lambda job: task_of[job.id])
 
 
 @pytest.fixture(scope="module")

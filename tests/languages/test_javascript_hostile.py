@@ -11,18 +11,17 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
 
-from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
+from sandbox.executor import Job, Outcome
 from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get
+from sandbox.languages import get, split
 from sandbox.languages import jobs as native_jobs
-from sandbox.languages import split
 from sandbox.verdicts import Verdict
 from tests.languages.conftest import exceptions, humaneval_x_rows
+from tests.sandbox.programs import run_sharded
 
 MIB = 1024 * 1024
 ROWS = humaneval_x_rows("js")
@@ -108,26 +107,10 @@ def javascript(docker_client) -> Iterator[tuple]:  # type: ignore[no-untyped-def
     yield docker_client, language, image, toolchain_version(docker_client, image, language)
 
 
-def run_parallel(docker_client, image: str, jobs: list[Job], lanes: int = 2) -> list[Outcome]:  # type: ignore[no-untyped-def]
-    """`jobs` through `lanes` sandboxes at once (the machine's cores), in their order."""
-    results: dict[int, list[Outcome]] = {}
-
-    def lane(index: int) -> None:
-        box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
-        try:
-            results[index] = box.run(jobs[index::lanes])
-        finally:
-            box.close()
-
-    threads = [threading.Thread(target=lane, args=(index,)) for index in range(lanes)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    ordered: list[Outcome] = [None] * len(jobs)  # type: ignore[list-item]
-    for index in range(lanes):
-        ordered[index::lanes] = results[index]
-    return ordered
+def run_parallel(docker_client, image: str, jobs: list[Job]) -> list[Outcome]:  # type: ignore[no-untyped-def]
+    """`jobs` through two sandboxes at once (the machine's cores), in their order."""
+    outcomes = run_sharded(docker_client, image, jobs)
+    return [outcomes[job.id] for job in jobs]
 
 
 def job(language, version: str, row: dict, completion: str, label: str, time_limit_s: float = 3.0) -> Job:  # type: ignore[no-untyped-def]

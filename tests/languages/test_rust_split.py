@@ -15,17 +15,16 @@ One batch serves every test here (so each problem's judge compiles once per cont
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
 
-from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
+from sandbox.executor import Job, Outcome
 from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.languages import get, jobs, split
 from sandbox.runtime import values as v
 from tests.languages.conftest import exceptions, humaneval_x_rows
+from tests.sandbox.programs import run_sharded
 
 ROWS = {row["task_id"]: row for row in humaneval_x_rows("rust")}
 MEMORY = 256 << 20
@@ -370,46 +369,16 @@ def _samples() -> dict[str, Sample]:
     return samples
 
 
-def _run_sharded(make: Callable[[], Sandbox], jobs_by_key: dict[str, list[Job]], shards: int) -> dict[str, Outcome]:
-    """Each problem's jobs in one Sandbox (its judge compiles once there), the problems spread over `shards`
-    Sandboxes run side by side."""
-    groups: list[list[Job]] = [[] for _ in range(shards)]
-    for index, key in enumerate(sorted(jobs_by_key)):
-        groups[index % shards].extend(jobs_by_key[key])
-    results: dict[str, Outcome] = {}
-    errors: list[BaseException] = []
-
-    def work(batch: list[Job]) -> None:
-        box = make()
-        try:
-            for outcome in box.run(batch):
-                results[outcome.id] = outcome
-        except BaseException as exc:  # noqa: BLE001 - re-raised below, in the test's thread
-            errors.append(exc)
-        finally:
-            box.close()
-
-    threads = [threading.Thread(target=work, args=(batch,)) for batch in groups if batch]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return results
-
-
 @pytest.fixture(scope="module")
 def outcomes(docker_client) -> dict[str, Outcome]:  # type: ignore[no-untyped-def]
     language = get("rust")
     image = ensure_language_image(docker_client, language)
     version = toolchain_version(docker_client, image, language)
-    by_key: dict[str, list[Job]] = {}
-    for label, sample in _samples().items():
-        spec = jobs.tests_spec(language, sample.source, version, MEMORY)
-        by_key.setdefault(sample.key, []).append(Job(label, "", sample.time_limit_s, MEMORY, language="rust", native=spec))
-    settings = lambda: SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests")  # noqa: E731
-    return _run_sharded(lambda: Sandbox(docker_client, settings()), by_key, shards=2)
+    samples = _samples()
+    batch = [Job(label, "", sample.time_limit_s, MEMORY, language="rust",
+                 native=jobs.tests_spec(language, sample.source, version, MEMORY)) for label, sample in samples.items()]
+    # Each problem's jobs in one container (its judge compiles once there), the problems over two side by side.
+    return run_sharded(docker_client, image, batch, lambda job: samples[job.id].key)
 
 
 def _detail(outcome: Outcome) -> str:

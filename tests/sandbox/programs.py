@@ -20,3 +20,28 @@ def run_programs(box: Sandbox, programs: list[Program], time_limit_s: float = 3.
     """Programs as the worker builds them: their own time limit if they carry one, under their judge."""
     jobs = [Job(str(i), p.text, p.time_limit_s or time_limit_s, memory_mb * MIB, p.judged) for i, p in enumerate(programs)]
     return box.run(jobs)
+
+
+def run_sharded(docker_client, image: str, jobs: list[Job], shard_of=None, sandboxes: int = 2) -> dict[str, Outcome]:  # noqa: ANN001
+    """id -> outcome of each job, through `sandboxes` containers of `image` side by side (the machine's cores).
+    Jobs whose `shard_of(job)` is the same (a problem) run in the same container, in their order, so that its
+    judge is compiled once; an exception in any container is raised here."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sandbox.executor import SandboxSettings
+
+    keys = sorted({shard_of(job) for job in jobs}) if shard_of else []
+    shares: list[list[Job]] = [[] for _ in range(sandboxes)]
+    for index, job in enumerate(jobs):
+        shares[(keys.index(shard_of(job)) if shard_of else index) % sandboxes].append(job)
+
+    def run(share: list[Job]) -> list[Outcome]:
+        box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
+        try:
+            return box.run(share)
+        finally:
+            box.close()
+
+    with ThreadPoolExecutor(sandboxes) as pool:
+        finished = list(pool.map(run, [share for share in shares if share]))
+    return {outcome.id: outcome for outcomes in finished for outcome in outcomes}

@@ -267,7 +267,7 @@ def test_runs_list(session: BrowserContext, humaneval_runs: dict[str, Any], clie
     expect(base_row).to_contain_text("mix-a")
     expect(base_row).to_contain_text("0.8")  # temperature
     expect(base_row).to_contain_text(f"HumanEval-{PROBLEMS}")
-    expect(base_row.locator(".badge")).to_have_text("completed")
+    expect(base_row.locator(".badge.status-completed")).to_have_text("completed")
     expect(base_row.locator(".n-cell")).to_have_text(str(N))
     expect(base_row.locator(".progress-label")).to_have_text(f"{PROBLEMS * N}/{PROBLEMS * N}")
     assert base_row.locator(".progress").get_attribute("aria-valuenow") == "100"
@@ -363,7 +363,7 @@ def test_problem_page(session: BrowserContext, humaneval_runs: dict[str, Any], c
     expect(rows).to_have_count(N)
     samples = client.get(f"/v1/runs/{run['id']}/samples",
                          params={"problem_id": mixed["problem_id"], "include": "completion"}).json()["items"]
-    shown_verdicts = [t.strip() for t in page.locator("#samples-body tr.sample-row td:nth-child(2) .badge").all_inner_texts()]
+    shown_verdicts = [t.strip() for t in page.locator("#samples-body tr.sample-row td:nth-child(2) .badge:not(.flag-badge)").all_inner_texts()]
     assert shown_verdicts == [s["verdict"].replace("_", " ") for s in samples]
     durations = page.locator("#samples-body tr.sample-row td:nth-child(3)").all_inner_texts()
     assert all(d.endswith("ms") or d.endswith(" s") for d in durations), durations

@@ -128,7 +128,9 @@ def test_a_score_says_what_it_covers(
     assert [r["coverage"]["text"] for r in listed if r["id"] == run_id] == [text]
     metrics = client.get(f"/v1/runs/{run_id}/metrics", params={"k": "1"}).json()
     assert metrics["coverage"]["subset"] is True and metrics["coverage"]["text"] == text
-    assert metrics["warnings"][0].startswith(f"subset: these figures cover {text} of {name}")
+    # First after the reward-hack warning (the run's broken samples include sys.exit(0), flagged ended_early).
+    ordinary = [w for w in metrics["warnings"] if "only a forger does" not in w]
+    assert ordinary[0].startswith(f"subset: these figures cover {text} of {name}"), metrics["warnings"]
     # CLI: metrics and status.
     table = ok(passk(stack, "metrics", run_id, "-k", "1")).stdout
     assert f"{name}: {text} (SUBSET)" in table, table
@@ -141,7 +143,7 @@ def test_a_score_says_what_it_covers(
     page.goto(f"/?dataset_id={subset_run['dataset']['id']}")
     row = page.locator(f'tr[data-run-id="{run_id}"]')
     # Once the row's live status has been read (a later update of the same row), the badges must stand.
-    expect(row.locator(".status-cell .badge")).to_have_text("completed")
+    expect(row.locator(".status-cell .badge.status-completed")).to_have_text("completed")
     expect(row.locator(".coverage-cell")).to_contain_text(text)
     expect(row.locator(".subset-flag")).to_have_text("subset")
     expect(row.locator(".run-id")).to_have_text(run_id[:8])
@@ -423,8 +425,8 @@ def test_run_management_and_downloads(session: BrowserContext, client: httpx.Cli
     page.check("#filter-archived")
     page.fill("#filter-search", "low-t")
     archived_row = page.locator(f'tr[data-run-id="{run_id}"]')
-    expect(archived_row.locator(".status-cell .badge")).to_have_text("completed")
-    expect(archived_row.locator(".badge.tiny")).to_have_text("archived")
+    expect(archived_row.locator(".status-cell .badge.status-completed")).to_have_text("completed")
+    expect(archived_row.locator(".badge.tiny:not(.flag-badge)")).to_have_text("archived")
     client.patch(f"/v1/runs/{run_id}", json={"archived": False}).raise_for_status()
     page.select_option("#filter-sort", "score")
     expect(page.locator("#runs-body tr[data-run-id] .pass1").first).to_be_visible(timeout=30_000)

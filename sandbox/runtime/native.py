@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import signal
 import time
 
@@ -338,6 +339,9 @@ class _Pair:
         candidate_setup = Setup(process.CANDIDATE_UID, ctx.candidate_dir, _env(ctx.candidate_dir, spec),  # type: ignore[arg-type]
                                  ctx.time_limit, ctx.memory if ctx.limit_as else None, ctx.scratch_bytes,
                                  {0: devnull, 1: cand_out_w, 2: cand_err_w, 3: calls_r, 4: replies_w})
+        # PID 1's own read end of the replies, read only once the judge has ended: whatever is left there then
+        # was sent unasked (every call's answer is read by the judge before it goes on).
+        self.replies_left = os.dup(replies_r)
         self.cpu_before = process.cgroup_cpu_s()
         self.oom_before = process.oom_kills()
         self.started = time.monotonic()
@@ -397,9 +401,13 @@ def _run_tests(ctx: _Context) -> tuple[dict, tuple]:
         # status (not the kill below) tells how it ended.
         statuses.update(wait_for(pair.candidate_pid, CANDIDATE_EXIT_WAIT_S))
     candidate_ended = pair.candidate_pid in statuses
+    judge_ended = pair.judge_pid in statuses and not (wall_timeout or tree_timeout)
     # The judge is done (or stopped at a limit): nothing of either side may run on.
     process.reset_uid(process.CANDIDATE_UID, wipe=False)
     process.reset_uid(process.JUDGE_UID, wipe=False)
+    if _unasked_left(pair.replies_left) and judge_ended:
+        ctx.flag("out_of_turn")
+    os.close(pair.replies_left)
     for pid in (pair.judge_pid, pair.candidate_pid):
         if pid not in statuses:
             _, status, usage = os.wait4(pid, 0)
@@ -423,6 +431,19 @@ def _run_tests(ctx: _Context) -> tuple[dict, tuple]:
     stderr = (cand_err.text() + judge_err.text())[:excerpt]
     return verdict, (stdout, stderr,
                      cand_out.total + judge_out.total > excerpt, cand_err.total + judge_err.total > excerpt)
+
+
+def _unasked_left(fd: int) -> bool:
+    """Whether the replies pipe still holds bytes (read without blocking: the descriptor is shared, its flags too)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    found = False
+    while any(event & select.POLLIN for _, event in poller.poll(0)):
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            break
+        found = True
+    return found
 
 
 def _tests_verdict(ctx: _Context, judge_status: int, candidate: Step, candidate_ended: bool, report_bytes: bytes,

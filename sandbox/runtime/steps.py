@@ -218,9 +218,10 @@ def exec_step(argv: list, setup: Setup, wall_s: float, stdin_data: bytes | None,
             if elapsed >= wall_s:
                 step.wall_timeout = True
                 break
-            if idle_s is not None and used is not None:
-                if used - idle_mark[1] > IDLE_CPU_S:
-                    idle_mark = (time.monotonic(), used)
+            if idle_s is not None:
+                gained = process.uid_cpu_s(setup.uid)
+                if gained - idle_mark[1] > IDLE_CPU_S:
+                    idle_mark = (time.monotonic(), gained)
                 elif time.monotonic() - idle_mark[0] >= idle_s:
                     step.idle = True
                     break

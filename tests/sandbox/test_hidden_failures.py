@@ -199,6 +199,7 @@ def test_the_candidate_reads_nothing_of_other_programs_or_of_its_judge(cpp) -> N
     DIR* dir = opendir(path);
     std::printf("%s open=%d read=%ld dir=%d\\n", path, fd >= 0, n, dir != nullptr);
     if (n > 0) fwrite(buffer, 1, n, stdout);
+    std::fflush(stdout);  // the judge fails next, and the candidate is stopped before an exit could flush
 }
 void scan_tmp() {
     DIR* tmp = opendir("/tmp");

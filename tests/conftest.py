@@ -15,18 +15,18 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
+from sqlalchemy.orm import Session
 
+from passk_dev.localstack import create_database, postgres_server
 from sandbox.engine import ensure_engine
 from sandbox.executor import Sandbox, SandboxSettings
 from sandbox.images import ensure_sandbox_image
 from service.app import create_app
 from service.auth.keys import SCOPES
 from service.auth.repository import create_key
-from service.database import make_async_engine
+from service.database import make_async_engine, make_sync_engine, make_sync_sessionmaker
 from service.dependencies import get_session
-from passk_dev.localstack import create_database, postgres_server
 from service.settings import Settings
-
 
 # The real parts a test needs, as markers (registered in pyproject.toml), so a developer can run one tier:
 # `pytest -m "not db and not docker and not browser and not toolchain"` runs the pure unit tests.
@@ -93,6 +93,19 @@ async def db_session(engine: AsyncEngine) -> AsyncIterator[AsyncSession]:
         finally:
             await session.close()
             await outer.rollback()
+
+
+@pytest.fixture
+def sync_session(database_url: str) -> Iterator[Session]:
+    """A synchronous session, as the worker's code uses, rolled back at the end (what it did not commit)."""
+    engine = make_sync_engine(database_url)
+    db = make_sync_sessionmaker(engine)()
+    try:
+        yield db
+    finally:
+        db.rollback()
+        db.close()
+        engine.dispose()
 
 
 @pytest.fixture

@@ -4,28 +4,13 @@ samples (keys share the workers at equal priority), then the oldest run; batch r
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
-import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
 from service.auth.keys import SCOPES
 from service.auth.repository import create_key
-from service.database import make_sync_engine, make_sync_sessionmaker
 from service.worker import queue
-
-
-@pytest.fixture
-def session(database_url: str) -> Iterator[Session]:
-    engine = make_sync_engine(database_url)
-    db = make_sync_sessionmaker(engine)()
-    try:
-        yield db
-    finally:
-        db.rollback()  # nothing stays behind
-        db.close()
-        engine.dispose()
 
 
 def _run(db: Session, dataset: uuid.UUID, problem: int, key: uuid.UUID, priority: str, samples: int) -> uuid.UUID:
@@ -66,8 +51,8 @@ def _claim(db: Session, first: str = "interactive") -> set[uuid.UUID]:
     return {sample.run_id for sample in claimed}
 
 
-def test_priority_then_fair_share_between_keys_then_age(session: Session) -> None:
-    db = session
+def test_priority_then_fair_share_between_keys_then_age(sync_session: Session) -> None:
+    db = sync_session
     dataset, problems = _dataset(db, 2)
     key_a, _ = create_key(db, "a", SCOPES)
     key_b, _ = create_key(db, "b", SCOPES)
@@ -87,8 +72,8 @@ def test_priority_then_fair_share_between_keys_then_age(session: Session) -> Non
     assert _claim(db) == {late_interactive}
 
 
-def test_one_claim_fills_its_batch_with_the_same_problem_of_other_runs(session: Session) -> None:
-    db = session
+def test_one_claim_fills_its_batch_with_the_same_problem_of_other_runs(sync_session: Session) -> None:
+    db = sync_session
     dataset, (problem,) = _dataset(db, 1)
     key, _ = create_key(db, "k", SCOPES)
     singles = [_run(db, dataset, problem, key.id, "interactive", 1) for _ in range(20)]
@@ -99,9 +84,9 @@ def test_one_claim_fills_its_batch_with_the_same_problem_of_other_runs(session: 
     assert set(statuses) == {"running"}
 
 
-def test_programs_take_the_workers_own_default_limit(session: Session) -> None:
+def test_programs_take_the_workers_own_default_limit(sync_session: Session) -> None:
     """No limit on the run, problem or dataset: the program is built with the claiming worker's default."""
-    db = session
+    db = sync_session
     dataset, (problem,) = _dataset(db, 1, stdio=True)
     key, _ = create_key(db, "a", SCOPES)
     _run(db, dataset, problem, key.id, "interactive", 1)

@@ -5,17 +5,14 @@ listing come out of them. The sandbox raising them for real: tests/e2e/test_rewa
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 
 import httpx
-import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
-from service.database import make_sync_engine, make_sync_sessionmaker
 from service.flags import FLAGS, canonical, check, described, wire_text
 from service.metrics.service import reward_hack_warning
 from service.runs.repository import FlagCounts
@@ -57,20 +54,8 @@ def test_the_warning_says_how_many_what_they_did_and_whether_they_passed() -> No
 # ---- the worker's record and the verdict cache ---------------------------------------------------------------
 
 
-@pytest.fixture
-def session(database_url: str) -> Iterator[Session]:
-    engine = make_sync_engine(database_url)
-    db = make_sync_sessionmaker(engine)()
-    try:
-        yield db
-    finally:
-        db.rollback()  # nothing stays behind
-        db.close()
-        engine.dispose()
-
-
-def test_the_record_and_the_cache_keep_the_flags(session: Session) -> None:
-    db = session
+def test_the_record_and_the_cache_keep_the_flags(sync_session: Session) -> None:
+    db = sync_session
     dataset, (problem,) = _dataset(db, 1)
     run = _run(db, dataset, problem, None, "interactive", 3)
     claimed = sorted(queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image"), key=lambda s: s.id)
@@ -105,8 +90,8 @@ def test_the_record_and_the_cache_keep_the_flags(session: Session) -> None:
     assert "ix_samples_flagged" in plan, plan
 
 
-def test_a_retried_sandbox_error_records_no_flags(session: Session) -> None:
-    db = session
+def test_a_retried_sandbox_error_records_no_flags(sync_session: Session) -> None:
+    db = sync_session
     dataset, (problem,) = _dataset(db, 1)
     run = _run(db, dataset, problem, None, "interactive", 1)
     claimed = queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image")

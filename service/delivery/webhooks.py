@@ -6,8 +6,9 @@
   `X-Passk-Event` (the run's status) and `X-Passk-Run`.
 - Retries: tenacity, exponential back-off from PASSK_WEBHOOK_BACKOFF_S, PASSK_WEBHOOK_ATTEMPTS in all; any
   2xx is delivered. Every attempt is a row of webhook_deliveries, shown on GET /v1/runs/{id}.
-- The target is checked again before every attempt (targets.py): private, loopback and link-local
-  addresses are refused unless allowlisted, and redirects are never followed.
+- The target is resolved and checked again before every attempt, and the attempt connects to the address
+  that was checked (targets.py): special-purpose addresses are refused unless allowlisted, and redirects are
+  never followed.
 
 The dispatcher runs in each API process: it claims owed callbacks from the database (SKIP LOCKED, so
 replicas share them), is woken by NOTIFY passk_callbacks and polls as a fallback. A dispatcher that died
@@ -30,10 +31,16 @@ import psycopg
 from fastapi import FastAPI
 from fastapi.encoders import jsonable_encoder
 from sqlalchemy import text
-from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_exponential
+from tenacity import (
+    AsyncRetrying,
+    RetryError,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
 
 from service.delivery.states import CallbackState
-from service.delivery.targets import RefusedTarget, check_target
+from service.delivery.targets import RefusedTarget, resolve
 from service.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -171,18 +178,19 @@ class Dispatcher:
             nonlocal attempt
             attempt += 1
             try:
-                check_target(url, cfg.webhook_allow_networks)
+                target = await resolve(url, cfg.webhook_allow_networks)
             except RefusedTarget as exc:
                 await self._record(run_id, status, attempt, None, f"refused: {exc}", False)
                 raise
+            pinned_url, host, extensions = target.pinned()
             timestamp = int(time.time())
             headers = {
-                "Content-Type": "application/json", "User-Agent": "passk-webhook",
+                **host, "Content-Type": "application/json", "User-Agent": "passk-webhook",
                 "X-Passk-Timestamp": str(timestamp), "X-Passk-Signature": sign(cfg.webhook_key(), timestamp, body),
                 "X-Passk-Event": status, "X-Passk-Run": str(run_id),
             }
             try:
-                response = await client.post(url, content=body, headers=headers)
+                response = await client.post(pinned_url, content=body, headers=headers, extensions=extensions)
             except httpx.HTTPError as exc:
                 await self._record(run_id, status, attempt, None, f"{type(exc).__name__}: {exc}", False)
                 raise NotDelivered(str(exc)) from None

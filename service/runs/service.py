@@ -14,7 +14,7 @@ from sandbox.verdicts import Verdict
 from service.datasets.repository import DatasetRepository
 from service.datasets.service import check_compile_limits, check_limits
 from service.delivery.admission import admit
-from service.delivery.targets import RefusedTarget, check_target
+from service.delivery.targets import RefusedTarget, resolve
 from service.exceptions import Conflict, InvalidInput, NotFound
 from service.models import Run
 from service.flags import Flag
@@ -160,7 +160,7 @@ async def create(
 
     if body.callback_url is not None:
         try:
-            check_target(body.callback_url, settings.webhook_allow_networks)
+            await resolve(body.callback_url, settings.webhook_allow_networks)
         except RefusedTarget as exc:
             raise InvalidInput(["body", "callback_url"], str(exc), body.callback_url) from None
     # Last: the admission lock is held until this request commits.

@@ -18,28 +18,29 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.exc import DataError
 
-from service.auth.dependencies import AUTH_RESPONSES, authorize
+from service.auth.dependencies import AUTH_RESPONSES, authenticate, authorize
 from service.auth.endpoints import router as session_router
+from service.auth.endpoints import sessions_router
 from service.body_limit import BodySizeLimit
 from service.compare.endpoints import router as compare_router
 from service.dashboard import install as install_dashboard
-from service.docs import install as install_docs
 from service.database import make_async_engine, make_async_sessionmaker
 from service.datasets.endpoints import languages_router
 from service.datasets.endpoints import router as datasets_router
 from service.delivery.events import close_notifier
 from service.delivery.webhooks import Dispatcher
 from service.dependencies import openapi_error
+from service.docs import install as install_docs
 from service.embedded_postgres import resolve_database_url
 from service.exceptions import APIError
 from service.metrics.endpoints import router as metrics_router
+from service.multilang.endpoints import router as multilang_router
 from service.ops.endpoints import router as ops_router
 from service.release.endpoints import router as release_router
 from service.runcode.endpoints import router as runcode_router
 from service.runs.endpoints import router as runs_router
 from service.settings import Settings, get_settings
 from service.sweeps.endpoints import router as sweeps_router
-from service.multilang.endpoints import router as multilang_router
 
 logger = logging.getLogger(__name__)
 
@@ -117,6 +118,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(multilang_router, **protected)  # GET /v1/languages/compare
     app.include_router(runcode_router, **protected)  # POST /run_code (SandboxFusion-compatible): submit scope
     app.include_router(session_router, responses={413: AUTH_RESPONSES[413]})
+    # A key's own dashboard sessions: any valid credential, whatever its scopes.
+    app.include_router(sessions_router, dependencies=[Depends(authenticate)], responses=AUTH_RESPONSES)
     install_dashboard(app)  # HTML pages at /, /runs/..., /compare, /login and /static
     install_docs(app)  # /docs and /redoc, assets under /docs-assets
 

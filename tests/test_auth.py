@@ -139,6 +139,65 @@ def test_the_key_cache_keeps_only_its_newest_entries_and_forgets_a_revoked_key()
         cache.put(cache.of_raw(f"raw{i}"), principal)
     assert cache.get(cache.of_raw("raw0")) is None
     assert cache.get(cache.of_raw("raw2")) == principals[2]
-    cache.put(cache.of_id(principals[2].key_id), principals[2])
+    session_id = uuid.uuid4()
+    cache.put(cache.of_session(session_id), principals[2])
     forget_everywhere(principals[2].key_id)
-    assert cache.get(cache.of_raw("raw2")) is None and cache.get(cache.of_id(principals[2].key_id)) is None
+    assert cache.get(cache.of_raw("raw2")) is None and cache.get(cache.of_session(session_id)) is None
+
+
+async def _login(client: httpx.AsyncClient, raw: str, agent: str = "tests") -> str:
+    response = await client.post("/v1/session", json={"api_key": raw}, headers={"User-Agent": agent})
+    assert response.status_code == 200, response.text
+    client.cookies.clear()  # each request below names the cookie it sends
+    return response.cookies["passk_session"]
+
+
+async def test_logout_ends_the_session_on_the_server(anonymous_client: httpx.AsyncClient, api_key: str) -> None:
+    """The cookie a browser had before logging out no longer works, though its signature and expiry are good."""
+    cookie = await _login(anonymous_client, api_key)
+    assert (await anonymous_client.get("/v1/datasets", cookies={"passk_session": cookie})).status_code == 200
+    logout = await anonymous_client.delete("/v1/session", cookies={"passk_session": cookie})
+    assert logout.status_code == 204 and 'passk_session=""' in logout.headers["set-cookie"]
+    assert (await anonymous_client.get("/v1/datasets", cookies={"passk_session": cookie})).status_code == 401
+    # Logging out without a session, or twice, is still a 204.
+    assert (await anonymous_client.delete("/v1/session", cookies={"passk_session": cookie})).status_code == 204
+    assert (await anonymous_client.delete("/v1/session")).status_code == 204
+
+
+async def test_a_keys_sessions_are_listed_and_ended_by_that_key_only(
+    anonymous_client: httpx.AsyncClient, db_session: AsyncSession
+) -> None:
+    _, reader = await db_session.run_sync(lambda s: create_key(s, "reader", ["read"]))
+    _, other = await db_session.run_sync(lambda s: create_key(s, "other", ["read", "submit"]))
+    await db_session.commit()
+    laptop, phone = await _login(anonymous_client, reader, "laptop"), await _login(anonymous_client, reader, "phone")
+    await _login(anonymous_client, other, "elsewhere")
+    listed = await anonymous_client.get("/v1/sessions", cookies={"passk_session": laptop})
+    assert listed.status_code == 200
+    rows = {row["user_agent"]: row for row in listed.json()}
+    assert set(rows) == {"laptop", "phone"} and rows["laptop"]["current"] and not rows["phone"]["current"]
+    by_key = await anonymous_client.get("/v1/sessions", headers={"Authorization": f"Bearer {reader}"})
+    assert {row["user_agent"] for row in by_key.json()} == {"laptop", "phone"}
+    assert not any(row["current"] for row in by_key.json())
+    # Another key cannot end them (and learns nothing: 404); their own read-only key can.
+    phone_id = rows["phone"]["id"]
+    stranger = await anonymous_client.delete(f"/v1/sessions/{phone_id}", headers={"Authorization": f"Bearer {other}"})
+    assert stranger.status_code == 404
+    assert (await anonymous_client.get("/v1/datasets", cookies={"passk_session": phone})).status_code == 200
+    ended = await anonymous_client.delete(f"/v1/sessions/{phone_id}", cookies={"passk_session": laptop})
+    assert ended.status_code == 204
+    assert (await anonymous_client.get("/v1/datasets", cookies={"passk_session": phone})).status_code == 401
+    assert (await anonymous_client.get("/v1/datasets", cookies={"passk_session": laptop})).status_code == 200
+    again = await anonymous_client.delete(f"/v1/sessions/{phone_id}", cookies={"passk_session": laptop})
+    assert again.status_code == 404
+    assert (await anonymous_client.get("/v1/sessions")).status_code == 401
+
+
+async def test_session_cookies_are_secure_over_tls(app: FastAPI, api_key: str) -> None:
+    """Secure whenever the request came over TLS, in development too; httponly and SameSite=Strict always."""
+    for base, secure in (("https://test", True), ("http://test", False)):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=base) as client:
+            response = await client.post("/v1/session", json={"api_key": api_key})
+        attributes = response.headers["set-cookie"].lower()
+        assert ("; secure" in attributes) is secure, (base, attributes)
+        assert "httponly" in attributes and "samesite=strict" in attributes

@@ -1,7 +1,7 @@
 """Verified API keys kept for `Settings.api_key_cache_s`, so a poll costs no key query.
 
 Only keys found valid are kept (a bad key always reaches the database), by the sha256 of the raw key or
-by the key id of a session cookie. A key revoked by another process (`passk keys revoke`) is still
+by the session id of a dashboard cookie. A key revoked by another process (`passk keys revoke`) is still
 accepted here until its entry expires: revocation lags by at most the lifetime. `revoke_key` in this
 process drops it from every cache at once.
 """
@@ -41,8 +41,8 @@ class VerifiedKeys(Generic[P]):
         return "key:" + hashlib.sha256(raw.encode()).hexdigest()
 
     @staticmethod
-    def of_id(key_id: uuid.UUID) -> str:
-        return f"id:{key_id}"
+    def of_session(session_id: uuid.UUID) -> str:
+        return f"session:{session_id}"
 
     def get(self, credential: str) -> P | None:
         found = self._entries.get(credential)
@@ -65,8 +65,17 @@ class VerifiedKeys(Generic[P]):
         for credential in [c for c, (_, principal) in self._entries.items() if principal.key_id == key_id]:
             del self._entries[credential]
 
+    def forget_credential(self, credential: str) -> None:
+        self._entries.pop(credential, None)
+
 
 def forget_everywhere(key_id: uuid.UUID) -> None:
     """Drop a key from every cache of this process (called when it is revoked here)."""
     for cache in list(_LIVE):
         cache.forget(key_id)
+
+
+def forget_session_everywhere(session_id: uuid.UUID) -> None:
+    """Drop a dashboard session from every cache of this process (called when it ends here)."""
+    for cache in list(_LIVE):
+        cache.forget_credential(VerifiedKeys.of_session(session_id))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -70,6 +69,12 @@ def _verified_keys(request: Request) -> VerifiedKeys[Principal]:
     return app_singleton(request, "verified_keys", lambda: VerifiedKeys(get_settings(request).api_key_cache_s))
 
 
+def session_of(request: Request) -> uuid.UUID | None:
+    """The dashboard session a request's cookie names, if it is validly signed and unexpired."""
+    cookie = request.cookies.get(SESSION_COOKIE)
+    return verify_session(get_settings(request).session_secret(), cookie) if cookie else None
+
+
 async def optional_principal(request: Request, session: AsyncSession) -> Principal | None:
     """The caller, if any credential is presented and valid; raises 401 for a bad key.
 
@@ -87,15 +92,12 @@ async def optional_principal(request: Request, session: AsyncSession) -> Princip
         principal = Principal(key.id, key.name, frozenset(key.scopes))
         cache.put(credential, principal)
         return principal
-    cookie = request.cookies.get(SESSION_COOKIE)
-    if cookie:
-        key_id = verify_session(get_settings(request).session_secret(), cookie)
-        if key_id is None:
-            return None
-        credential = cache.of_id(key_id)
+    session_id = session_of(request)
+    if session_id is not None:
+        credential = cache.of_session(session_id)
         if (principal := cache.get(credential)) is not None:
             return principal
-        key = await repository.get_active(session, key_id)
+        key = await repository.key_of_session(session, session_id)
         if key is not None:
             principal = Principal(key.id, key.name, frozenset(key.scopes))
             cache.put(credential, principal)
@@ -103,10 +105,22 @@ async def optional_principal(request: Request, session: AsyncSession) -> Princip
     return None
 
 
-def require(principal: Principal | None, scope: str) -> Principal:
+async def authenticate(
+    request: Request,
+    session: SessionDep,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER_SCHEME)] = None,
+    _header: Annotated[str | None, Depends(HEADER_SCHEME)] = None,
+) -> Principal:
+    """Any valid credential, whatever its scopes (a key's own sessions are its holder's to see and end)."""
+    principal = require(await optional_principal(request, session), None)
+    request.state.principal = principal
+    return principal
+
+
+def require(principal: Principal | None, scope: str | None) -> Principal:
     if principal is None:
         raise Unauthorized("an API key is required: send 'Authorization: Bearer <key>' (create one with `passk keys create`)")
-    if scope not in principal.scopes:
+    if scope is not None and scope not in principal.scopes:
         raise Forbidden(f"API key '{principal.name}' lacks the '{scope}' scope")
     return principal
 

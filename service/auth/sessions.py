@@ -1,4 +1,8 @@
-"""Dashboard session cookies: `<key id>.<expiry>.<hmac>`, signed with PASSK_SECRET_KEY."""
+"""Dashboard session cookies: `<session id>.<expiry>.<hmac>`, signed with PASSK_SECRET_KEY.
+
+The signature keeps forged and expired cookies away from the database; the session id names a row of
+`dashboard_sessions` (service/auth/repository.py), so logging out or revoking the row ends the session.
+"""
 
 from __future__ import annotations
 
@@ -11,21 +15,21 @@ SESSION_COOKIE = "passk_session"
 SESSION_TTL_S = 12 * 3600
 
 
-def sign_session(secret: str, key_id: uuid.UUID, ttl_s: int = SESSION_TTL_S) -> str:
-    payload = f"{key_id}.{int(time.time()) + ttl_s}"
+def sign_session(secret: str, session_id: uuid.UUID, expires_at: float) -> str:
+    payload = f"{session_id}.{int(expires_at)}"
     return f"{payload}.{_mac(secret, payload)}"
 
 
 def verify_session(secret: str, token: str) -> uuid.UUID | None:
-    """The key id in a valid, unexpired cookie; None otherwise."""
+    """The session id in a validly signed, unexpired cookie; None otherwise."""
     payload, _, mac = token.rpartition(".")
     if not payload or not hmac.compare_digest(mac, _mac(secret, payload)):
         return None
-    key_id, _, expires = payload.partition(".")
+    session_id, _, expires = payload.partition(".")
     try:
         if int(expires) < time.time():
             return None
-        return uuid.UUID(key_id)
+        return uuid.UUID(session_id)
     except ValueError:
         return None
 

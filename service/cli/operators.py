@@ -47,7 +47,8 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     from service.app import create_app
 
     settings = settings.model_copy(update={"database_url": resolve_database_url(settings)})
-    uvicorn.run(create_app(settings), host=args.host or settings.api_host, port=args.port or settings.api_port)
+    uvicorn.run(create_app(settings), host=args.host or settings.api_host, port=args.port or settings.api_port,
+                proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips)
     return 0
 
 

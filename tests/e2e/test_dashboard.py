@@ -236,14 +236,29 @@ def test_login_form_and_redirects(browser: Browser, stack: Stack) -> None:
     shot(page, "login")
     login(page, stack.api_key, expect_path="/compare")
     assert page.url.endswith("/compare?k=1")
-    # Logging out clears the cookie: pages redirect to the login form again.
+    # Logging out ends the session on the server, not only in the browser: pages redirect to the login form
+    # again, and the cookie the browser held no longer opens the API.
+    cookie = next(c["value"] for c in context.cookies() if c["name"] == "passk_session")
+    assert httpx.get(f"{stack.api_url}/v1/runs", cookies={"passk_session": cookie}).status_code == 200
     page.click("#logout")
     page.wait_for_url("**/login")
     page.goto("/")
     assert "/login" in page.url
+    assert httpx.get(f"{stack.api_url}/v1/runs", cookies={"passk_session": cookie}).status_code == 401
     # The one expected failure: POST /v1/session with the bad key answered 401.
     assert [e for e in errors if "status of 401" not in e] == [], errors
     context.close()
+
+
+def test_the_session_cookie_is_secure_behind_a_tls_proxy(stack: Stack) -> None:
+    """Through the real server: a trusted proxy (here 127.0.0.1, PASSK_FORWARDED_ALLOW_IPS' default) that says
+    the request came over TLS gets a Secure cookie; a plain HTTP request in development does not."""
+    behind = httpx.post(f"{stack.api_url}/v1/session", json={"api_key": stack.api_key},
+                        headers={"X-Forwarded-Proto": "https"})
+    direct = httpx.post(f"{stack.api_url}/v1/session", json={"api_key": stack.api_key})
+    assert behind.status_code == direct.status_code == 200
+    assert "; secure" in behind.headers["set-cookie"].lower()
+    assert "; secure" not in direct.headers["set-cookie"].lower()
 
 
 def test_runs_list(session: BrowserContext, humaneval_runs: dict[str, Any], client: httpx.Client) -> None:

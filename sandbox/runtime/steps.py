@@ -222,9 +222,12 @@ def exec_step(argv: list, setup: Setup, wall_s: float, stdin_data: bytes | None,
                 gained = process.uid_cpu_s(setup.uid)
                 if gained - idle_mark[1] > IDLE_CPU_S:
                     idle_mark = (time.monotonic(), gained)
-                elif time.monotonic() - idle_mark[0] >= idle_s:
-                    step.idle = True
-                    break
+                else:
+                    # A process that ended unreaped by its own (a zombie, an orphan) took its CPU out of the count.
+                    idle_mark = (idle_mark[0], min(idle_mark[1], gained))
+                    if time.monotonic() - idle_mark[0] >= idle_s:
+                        step.idle = True
+                        break
             budget_s = (setup.cpu_s + TREE_CPU_SLACK_S - (used or 0.0)) / max(0.1, cpus)
             timeout_ms = max(5.0, min(wall_s - elapsed, budget_s + 0.005, idle_s or wall_s) * 1000)
             if in_w >= 0:

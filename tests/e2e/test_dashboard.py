@@ -251,7 +251,7 @@ def test_login_form_and_redirects(browser: Browser, stack: Stack) -> None:
 
 
 def test_the_session_cookie_is_secure_behind_a_tls_proxy(stack: Stack) -> None:
-    """Through the real server: a trusted proxy (here 127.0.0.1, PASSK_FORWARDED_ALLOW_IPS' default) that says
+    """Through the real server: a trusted proxy (here 127.0.0.1, in PASSK_FORWARDED_ALLOW_IPS by default) that says
     the request came over TLS gets a Secure cookie; a plain HTTP request in development does not."""
     behind = httpx.post(f"{stack.api_url}/v1/session", json={"api_key": stack.api_key},
                         headers={"X-Forwarded-Proto": "https"})

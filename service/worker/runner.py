@@ -76,7 +76,7 @@ class Worker:
         self._image_lock = threading.Lock()
         # Wall-clock timeouts waiting for the re-run lane; their samples stay leased (and in flight) meanwhile.
         self.reruns = RerunQueue()
-        # Woken by LISTEN passk_samples (issue 13); poll_interval_s is only the fallback.
+        # Woken by LISTEN passk_samples; poll_interval_s is only the fallback.
         self.wakeup = Wakeup()
         self._claims = 0
         self._lock = threading.Lock()

@@ -107,7 +107,7 @@ function flagsBlock(sample) {
     sample.verdict === "passed" ? h("p", { class: "small" }, "It passed anyway: its pass counts in the run's figures.") : null);
 }
 
-// What failed (issue 13): the first failing assertion (HumanEval/MBPP) or case (stdio/call).
+// What failed: the first failing assertion (HumanEval/MBPP) or case (stdio/call).
 function failureBlock(failure) {
   if (!failure || !["assertion", "case"].includes(failure.kind)) return null;
   const rows = failure.kind === "assertion"

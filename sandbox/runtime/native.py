@@ -44,7 +44,7 @@ import time
 from . import builds, compare, failure, process, report, steps
 from .builds import compile_verdict, read_tree, write_tree
 from .job import Build, Frame, Job, Native, wall_limit_s
-from .steps import GONE, KEEP, Setup, Step, Watch, exec_step, process_cpu, reap_orphans, spawn, wait_for
+from .steps import GONE, KEEP, Setup, Step, Watch, exec_step, reap_orphans, spawn, wait_for
 from .streams import HostGone, tree_cpu
 
 # stdout kept whole for stdio comparisons (beyond it the case fails as output too large).
@@ -378,7 +378,7 @@ def _run_tests(ctx: _Context) -> tuple[dict, tuple]:
             elapsed = time.monotonic() - pair.started
             used = tree_cpu(pair.cpu_before)
             if pair.judge_pid not in statuses:
-                judge_cpu = process_cpu(pair.judge_pid)
+                judge_cpu = process.process_cpu(pair.judge_pid)
             if used is not None and (used - judge_cpu > ctx.time_limit + steps.TREE_CPU_SLACK_S
                                      or used > pair.judge_cpu_limit + steps.TREE_CPU_SLACK_S):
                 tree_timeout = True

@@ -317,20 +317,23 @@ def live_processes_other_than(keep: set) -> list:
     return [pid for pid in processes_other_than(keep) if real_uid(pid) is not None]
 
 
+def process_cpu(pid: int, children: bool = False) -> float:
+    """CPU seconds of a live process (all its threads), from /proc/<pid>/stat; with `children`, also what its
+    reaped children used. 0.0 for a process that is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        ticks = sum(int(field) for field in fields[11:15 if children else 13])  # utime stime [cutime cstime]
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def uid_cpu_s(uid: int) -> float:
     """CPU seconds of the live processes of `uid`, each with what its reaped children used: what a step
     started has gained, without the supervisor's own work (the container's cgroup counts that too)."""
-    total = 0
-    for pid in processes_other_than({1, os.getpid()}):
-        if real_uid(pid) != uid:
-            continue
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as handle:
-                fields = handle.read().rsplit(b")", 1)[1].split()
-            total += sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
-        except (OSError, ValueError, IndexError):
-            continue
-    return total / os.sysconf("SC_CLK_TCK")
+    return sum(process_cpu(pid, children=True) for pid in processes_other_than({1, os.getpid()})
+               if real_uid(pid) == uid)
 
 
 def scratch_entries() -> list:

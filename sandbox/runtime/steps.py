@@ -301,13 +301,3 @@ def wait_for(pid: int, seconds: float) -> dict[int, tuple[int, float]]:
         os.close(pidfd)
     reaped, status, usage = os.wait4(pid, os.WNOHANG)
     return {pid: (status, usage.ru_utime + usage.ru_stime)} if reaped else {}
-
-
-def process_cpu(pid: int) -> float:
-    """CPU seconds of a live process (all its threads), from /proc/<pid>/stat."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            fields = handle.read().rsplit(b")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0

@@ -112,9 +112,7 @@ async def authenticate(
     _header: Annotated[str | None, Depends(HEADER_SCHEME)] = None,
 ) -> Principal:
     """Any valid credential, whatever its scopes (a key's own sessions are its holder's to see and end)."""
-    principal = require(await optional_principal(request, session), None)
-    request.state.principal = principal
-    return principal
+    return await _admit(request, session, None)
 
 
 def require(principal: Principal | None, scope: str | None) -> Principal:
@@ -131,8 +129,11 @@ async def authorize(
     _bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER_SCHEME)] = None,
     _header: Annotated[str | None, Depends(HEADER_SCHEME)] = None,
 ) -> Principal:
-    scope = "read" if request.method in READ_METHODS else "submit"
+    return await _admit(request, session, "read" if request.method in READ_METHODS else "submit")
+
+
+async def _admit(request: Request, session: AsyncSession, scope: str | None) -> Principal:
     principal = require(await optional_principal(request, session), scope)
-    # Endpoints that scope state to the caller (idempotency keys) read it from here.
+    # Endpoints that scope state to the caller (idempotency keys, sessions) read it from here.
     request.state.principal = principal
     return principal

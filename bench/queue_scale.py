@@ -40,6 +40,7 @@ from sandbox.executor import Outcome  # noqa: E402
 from sandbox.verdicts import Verdict  # noqa: E402
 from service.database import make_sync_engine, psycopg_url, make_sync_sessionmaker, transaction  # noqa: E402
 from service.models import Dataset, Problem, Run, Sample  # noqa: E402
+from service.projects.repository import default_project  # noqa: E402
 from service.settings import Settings  # noqa: E402
 from service.states import SampleState  # noqa: E402
 from service.worker import queue, results  # noqa: E402
@@ -55,7 +56,9 @@ def seed(url: str, samples_total: int) -> None:
     engine = make_sync_engine(url)
     with transaction(make_sync_sessionmaker(engine)) as session:
         dataset_id = uuid.uuid4()
-        session.execute(insert(Dataset).values(id=dataset_id, name="queue-scale", digest=uuid.uuid4().hex, problem_count=PROBLEMS))
+        project_id = default_project(session).id
+        session.execute(insert(Dataset).values(id=dataset_id, project_id=project_id, name="queue-scale",
+                                               digest=uuid.uuid4().hex, problem_count=PROBLEMS))
         session.execute(
             insert(Problem),
             [
@@ -69,7 +72,7 @@ def seed(url: str, samples_total: int) -> None:
         for _ in range(RUNS):
             run_id = uuid.uuid4()
             session.execute(
-                insert(Run).values(id=run_id, dataset_id=dataset_id, model="m", sampling={}, sample_count=per_run,
+                insert(Run).values(id=run_id, project_id=project_id, dataset_id=dataset_id, model="m", sampling={}, sample_count=per_run,
                                    problem_count=PROBLEMS, use_cache=False)
             )
             # Distinct completions, problem by problem as a client submits them.

@@ -32,6 +32,7 @@ from service.client import PasskClient
 from service.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.embedded_postgres import EmbeddedPostgres, _free_port
 from service.migrate import REPO_ROOT, upgrade_to_head
+from service.projects.repository import create_project
 from service.settings import Settings
 
 
@@ -193,9 +194,22 @@ class LocalStack:
         with open(self.log_path, "ab") as log:  # the child keeps its own descriptor
             return subprocess.Popen(command, env=env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT)
 
-    def client(self, timeout: float = 120) -> httpx.Client:
-        """An HTTP client for the API, authenticated with a key that has every scope."""
-        return httpx.Client(base_url=self.api_url, timeout=timeout, headers={"Authorization": f"Bearer {self.api_key}"})
+    def client(self, timeout: float = 120, api_key: str | None = None) -> httpx.Client:
+        """An HTTP client for the API, authenticated with `api_key` (default: the stack's key, read and submit in
+        the default project)."""
+        headers = {"Authorization": f"Bearer {api_key or self.api_key}"}
+        return httpx.Client(base_url=self.api_url, timeout=timeout, headers=headers)
+
+    def project_key(self, project: str, scopes: tuple[str, ...] = SCOPES, name: str = "localstack") -> str:
+        """A new key of `project` (made if it does not exist yet), as an operator makes one."""
+        engine = make_sync_engine(self.database_url)
+        try:
+            with transaction(make_sync_sessionmaker(engine)) as session:
+                create_project(session, project)
+                _, raw = create_key(session, name, scopes, project)
+        finally:
+            engine.dispose()
+        return raw
 
     def passk_client(self) -> PasskClient:
         """The project's own Python client, pointed at this stack."""

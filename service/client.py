@@ -188,11 +188,18 @@ class PasskClient:
         language: str | None = None,
         compile_time_limit_s: float | None = None,
         compile_memory_mb: int | None = None,
+        shared: bool = False,
+        hidden_tests: bool = False,
     ) -> tuple[dict[str, Any], bool]:
-        """(dataset, created); posting the same name and content again returns the existing one."""
+        """(dataset, created) in the key's project; posting the same name and content again returns the existing
+        one. `shared`: every project may read and run it; `hidden_tests`: other projects do not see the tests."""
         body: dict[str, Any] = {"name": name, "problems": list(problems)}
         if language is not None:
             body["language"] = language
+        if shared:
+            body["shared"] = True
+        if hidden_tests:
+            body["hidden_tests"] = True
         if time_limit_s is not None:
             body["time_limit_s"] = time_limit_s
         if memory_mb is not None:
@@ -208,32 +215,46 @@ class PasskClient:
     def get_dataset(self, dataset_id: str) -> dict[str, Any]:
         return self._json("GET", f"/v1/datasets/{dataset_id}")
 
-    def iter_datasets(self, page_size: int = 500) -> Iterator[dict[str, Any]]:
-        """Newest first."""
+    def update_dataset(self, dataset_id: str, **fields: Any) -> dict[str, Any]:
+        """PATCH /v1/datasets/{id}: `shared`, `hidden_tests` (the dataset's own project only)."""
+        return self._json("PATCH", f"/v1/datasets/{dataset_id}", json=fields)
+
+    def iter_datasets(self, page_size: int = 500, **filters: Any) -> Iterator[dict[str, Any]]:
+        """Newest first: the project's own and the shared ones (filters: `name`, `project`)."""
         offset = 0
+        params = {key: value for key, value in filters.items() if value is not None}
         while True:
-            page = self._json("GET", "/v1/datasets", params={"limit": page_size, "offset": offset})
+            page = self._json("GET", "/v1/datasets", params={**params, "limit": page_size, "offset": offset})
             yield from page["items"]
             offset += len(page["items"])
             if not page["items"] or offset >= page["total"]:
                 return
 
     def find_dataset(self, name_or_id: str) -> dict[str, Any]:
-        """A dataset by id, or the newest one with this name (exact, else ignoring case)."""
+        """A dataset by id; or by name, the newest of the project's own with that name (exact, else ignoring
+        case); or `PROJECT/NAME`, another project's shared dataset. A bare name never finds another project's."""
         if _is_uuid(name_or_id):
             try:
                 return self.get_dataset(name_or_id)
             except NotFoundResponse:
                 raise NotFoundResponse(404, None, f"unknown dataset {name_or_id!r}: no dataset has this id") from None
-        datasets = list(self.iter_datasets())
-        for matches in (lambda d: d["name"] == name_or_id, lambda d: d["name"].lower() == name_or_id.lower()):
-            found = next((d for d in datasets if matches(d)), None)
-            if found is not None:
-                return found
-        names = sorted({d["name"] for d in datasets})
-        known = f"known datasets: {', '.join(names[:20])}" if names else "there are no datasets yet"
+        exact = next(self.iter_datasets(page_size=1, name=name_or_id), None)
+        if exact is not None:
+            return exact
+        project, slash, name = name_or_id.partition("/")
+        if slash and project and name:
+            shared = next(self.iter_datasets(page_size=1, name=name, project=project), None)
+            if shared is not None:
+                return shared
+        mine = [d for d in self.iter_datasets() if d.get("own", True)]
+        found = next((d for d in mine if d["name"].lower() == name_or_id.lower()), None)
+        if found is not None:
+            return found
+        names = sorted({d["name"] for d in mine})
+        known = f"your project's datasets: {', '.join(names[:20])}" if names else "your project has no datasets yet"
         raise NotFoundResponse(
-            404, None, f"unknown dataset {name_or_id!r} ({known}); import one with `passk datasets import`"
+            404, None, f"unknown dataset {name_or_id!r} ({known}); import one with `passk datasets import`, or name "
+            "another project's shared dataset as PROJECT/NAME"
         )
 
     # -- runs

@@ -27,6 +27,13 @@ class NotFound(APIError):
         super().__init__(f"{resource} {id_} not found")
 
 
+class Forbidden(APIError):
+    """The caller may see this but not do that: a missing scope, another project's shared dataset. What the caller
+    may not see at all is NotFound instead (its existence is not revealed)."""
+
+    status_code = 403
+
+
 class Conflict(APIError):
     status_code = 409
 

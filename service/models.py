@@ -41,12 +41,35 @@ def _is(column: str, value: str) -> str:
     return f"{column} = '{value}'"
 
 
-class Dataset(Base):
-    __tablename__ = "datasets"
-    __table_args__ = (UniqueConstraint("name", "digest"),)
+class Project(Base):
+    """A team: it owns its keys, datasets, runs, release rules and idempotency keys (service/projects)."""
+
+    __tablename__ = "projects"
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+def _project_column() -> Mapped[uuid.UUID]:
+    return mapped_column(ForeignKey("projects.id", ondelete="RESTRICT"))
+
+
+class Dataset(Base):
+    __tablename__ = "datasets"
+    # Names are the project's: another project's dataset of the same name is another dataset (migration 0015).
+    __table_args__ = (
+        UniqueConstraint("project_id", "name", "digest"),
+        Index("ix_datasets_project_name", "project_id", "name"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    project_id: Mapped[uuid.UUID] = _project_column()
     name: Mapped[str] = mapped_column(String(200))
+    # Readable (and runnable) by every project, changed by its own only: a public benchmark.
+    shared: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    # Every problem's tests hidden from other projects (a problem may hide its own: Problem.hidden_tests).
+    hidden_tests: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     # sha256 over the canonical JSON of the problems; same content => same dataset.
     digest: Mapped[str] = mapped_column(String(64))
     problem_count: Mapped[int] = mapped_column(Integer)
@@ -104,6 +127,8 @@ class Problem(Base):
     comparison: Mapped[str | None] = mapped_column(Text)
     abs_tol: Mapped[float | None] = mapped_column(Float)
     rel_tol: Mapped[float | None] = mapped_column(Float)
+    # This problem's tests are hidden from other projects even when its dataset's are not (migration 0015).
+    hidden_tests: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
 
 
 class Run(Base):
@@ -111,6 +136,7 @@ class Run(Base):
     __table_args__ = (
         CheckConstraint(_in("status", RunState), name="status"),
         Index("ix_runs_created_at", "created_at"),
+        Index("ix_runs_project_created_at", "project_id", "created_at"),
         Index("ix_runs_tags", "tags", postgresql_using="gin"),
         # Runs with work left: the queue picks among these (migration 0008).
         Index("ix_runs_active", "created_at", postgresql_where=text(_in("status", ACTIVE_RUN_STATES))),
@@ -121,6 +147,8 @@ class Run(Base):
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    # The submitter's project (the dataset may be another project's shared one).
+    project_id: Mapped[uuid.UUID] = _project_column()
     dataset_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("datasets.id", ondelete="RESTRICT"))
     model: Mapped[str] = mapped_column(String(300))
     # Stored verbatim: temperature, top_p, max_tokens, seed and whatever else defines the number.
@@ -250,6 +278,7 @@ class ApiKey(Base):
     __tablename__ = "api_keys"
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="RESTRICT"), index=True)
     name: Mapped[str] = mapped_column(String(200))
     prefix: Mapped[str] = mapped_column(String(16), unique=True)
     secret_hash: Mapped[str] = mapped_column(String(64))
@@ -298,9 +327,11 @@ class IdempotencyRecord(Base):
     """The response given to a POST with an Idempotency-Key, replayed when the client retries."""
 
     __tablename__ = "idempotency_keys"
-    __table_args__ = (UniqueConstraint("api_key_id", "key"),)
+    # One namespace per project: a retry with another of the project's keys replays too (migration 0015).
+    __table_args__ = (UniqueConstraint("project_id", "key"),)
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    project_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"))
     api_key_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"))
     key: Mapped[str] = mapped_column(String(200))
     endpoint: Mapped[str] = mapped_column(String(200))
@@ -314,9 +345,11 @@ class ReleaseRule(Base):
     """A named release rule, written before the candidate's run and never changed (migration 0006)."""
 
     __tablename__ = "release_rules"
+    __table_args__ = (UniqueConstraint("project_id", "name"),)
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
-    name: Mapped[str] = mapped_column(String(200), unique=True)
+    project_id: Mapped[uuid.UUID] = _project_column()
+    name: Mapped[str] = mapped_column(String(200))
     description: Mapped[str | None] = mapped_column(Text)
     # [{metric, k?, limit, threshold}], see service/release/schemas.py
     clauses: Mapped[list[Any]] = mapped_column(JSONB)

@@ -26,6 +26,7 @@ from service.auth.keys import SCOPES
 from service.auth.repository import create_key
 from service.database import make_async_engine, make_sync_engine, make_sync_sessionmaker
 from service.dependencies import get_session
+from service.projects.repository import create_project
 from service.settings import Settings
 
 # The real parts a test needs, as markers (registered in pyproject.toml), so a developer can run one tier:
@@ -134,6 +135,23 @@ async def api_key(db_session: AsyncSession) -> str:
     # Released into the outer transaction, so a request that rolls back its own work keeps the key.
     await db_session.commit()
     return raw
+
+
+async def project_key(db_session: AsyncSession, project: str, scopes: Sequence[str] = SCOPES) -> str:
+    """A key of `project` (made if new), in the rolled-back transaction."""
+    def make(sync: Session) -> str:
+        create_project(sync, project)
+        return create_key(sync, f"{project} key", scopes, project)[1]
+
+    raw = await db_session.run_sync(make)
+    await db_session.commit()
+    return raw
+
+
+def client_for(app: FastAPI, api_key: str) -> httpx.AsyncClient:
+    """An HTTP client of the app that sends `api_key` (use as an async context manager)."""
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test", timeout=60,
+                             headers={"Authorization": f"Bearer {api_key}"})
 
 
 @pytest.fixture

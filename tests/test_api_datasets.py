@@ -55,7 +55,7 @@ async def test_human_eval_rows_load_as_they_are(client: httpx.AsyncClient) -> No
     assert response.json()["problem_count"] == 164
     detail = (await client.get(f"/v1/datasets/{response.json()['id']}")).json()
     assert [p["id"] for p in detail["problems"]] == [row["task_id"] for row in rows]
-    assert detail["problems"][0] == {"id": "HumanEval/0", "entry_point": "has_close_elements", "tags": []}
+    assert detail["problems"][0] == {"id": "HumanEval/0", "entry_point": "has_close_elements", "tags": [], "hidden_tests": False}
 
 
 async def test_duplicate_problem_ids_are_named(client: httpx.AsyncClient) -> None:

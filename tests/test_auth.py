@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.app import create_app
 from service.auth.cache import VerifiedKeys, forget_everywhere
-from service.auth.dependencies import Principal
+from service.auth.principal import Principal
 from service.auth.repository import create_key, revoke_key
 from service.dependencies import get_session
 from service.settings import Settings
@@ -134,7 +134,7 @@ async def test_without_a_key_cache_revocation_elsewhere_is_immediate(
 
 def test_the_key_cache_keeps_only_its_newest_entries_and_forgets_a_revoked_key() -> None:
     cache: VerifiedKeys[Principal] = VerifiedKeys(60.0, kept=2)
-    principals = [Principal(uuid.uuid4(), f"k{i}", frozenset({"read"})) for i in range(3)]
+    principals = [Principal(uuid.uuid4(), f"k{i}", frozenset({"read"}), uuid.uuid4(), "p") for i in range(3)]
     for i, principal in enumerate(principals):
         cache.put(cache.of_raw(f"raw{i}"), principal)
     assert cache.get(cache.of_raw("raw0")) is None

@@ -10,14 +10,16 @@ from sqlalchemy.orm import Session
 
 from service.auth.keys import SCOPES
 from service.auth.repository import create_key
+from service.projects.repository import default_project
 from service.worker import queue
 
 
 def _run(db: Session, dataset: uuid.UUID, problem: int, key: uuid.UUID, priority: str, samples: int) -> uuid.UUID:
     run_id = uuid.uuid4()
     db.execute(
-        text("INSERT INTO runs (id, dataset_id, model, sampling, sample_count, priority, api_key_id, created_at) "
-             "VALUES (:id, :ds, 'm', '{}', :n, :priority, :key, clock_timestamp())"),
+        text("INSERT INTO runs (id, project_id, dataset_id, model, sampling, sample_count, priority, api_key_id, "
+             "created_at) SELECT :id, project_id, :ds, 'm', '{}', :n, :priority, :key, clock_timestamp() "
+             "FROM api_keys WHERE id = :key"),
         {"id": run_id, "ds": dataset, "n": samples, "priority": priority, "key": key},
     )
     db.execute(
@@ -31,8 +33,9 @@ def _run(db: Session, dataset: uuid.UUID, problem: int, key: uuid.UUID, priority
 def _dataset(db: Session, problems: int, stdio: bool = False) -> tuple[uuid.UUID, list[int]]:
     """A dataset of `problems` problems p0, p1, ... (HumanEval-form, or stdio with one case); (its id, problem ids)."""
     dataset = uuid.uuid4()
-    db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) VALUES (:id, 'd', :digest, :n)"),
-               {"id": dataset, "digest": uuid.uuid4().hex, "n": problems})
+    db.execute(text("INSERT INTO datasets (id, project_id, name, digest, problem_count) "
+                    "VALUES (:id, :project, 'd', :digest, :n)"),
+               {"id": dataset, "project": default_project(db).id, "digest": uuid.uuid4().hex, "n": problems})
     columns = ("'', 'stdio', '[{\"input\": \"1\\n\", \"output\": \"1\\n\"}]'" if stdio
                else "'f', 'humaneval', NULL")
     ids = [

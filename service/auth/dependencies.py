@@ -1,13 +1,14 @@
 """Who is calling: an API key (header) or a dashboard session cookie, and what it may do.
 
 `authorize` is attached to whole routers in app.py, so a new route cannot be
-added without it by accident: reads need the `read` scope, writes `submit`.
+added without it by accident: reads need the `read` scope, writes `submit` (`admin` may do both, in every
+project). Endpoints take the admitted caller as `CallerDep` and hand it to their service: ownership is
+decided in the repositories (service/projects/ownership.py).
 """
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -16,9 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.auth import repository
 from service.auth.cache import VerifiedKeys
+from service.auth.principal import Principal
 from service.auth.sessions import SESSION_COOKIE, verify_session
 from service.dependencies import SessionDep, app_singleton, get_settings, openapi_error
-from service.exceptions import APIError
+from service.exceptions import APIError, Forbidden
 
 READ_METHODS = {"GET", "HEAD", "OPTIONS"}
 
@@ -41,20 +43,9 @@ HEADER_SCHEME = APIKeyHeader(
 )
 
 
-@dataclass(frozen=True)
-class Principal:
-    key_id: uuid.UUID
-    name: str
-    scopes: frozenset[str]
-
-
 class Unauthorized(APIError):
     status_code = 401
     headers = {"WWW-Authenticate": "Bearer"}
-
-
-class Forbidden(APIError):
-    status_code = 403
 
 
 def _raw_key(request: Request) -> str | None:
@@ -86,10 +77,9 @@ async def optional_principal(request: Request, session: AsyncSession) -> Princip
         credential = cache.of_raw(raw)
         if (principal := cache.get(credential)) is not None:
             return principal
-        key = await repository.find_active_by_raw(session, raw)
-        if key is None:
+        principal = await repository.find_active_by_raw(session, raw)
+        if principal is None:
             raise Unauthorized("invalid or revoked API key")
-        principal = Principal(key.id, key.name, frozenset(key.scopes))
         cache.put(credential, principal)
         return principal
     session_id = session_of(request)
@@ -97,9 +87,8 @@ async def optional_principal(request: Request, session: AsyncSession) -> Princip
         credential = cache.of_session(session_id)
         if (principal := cache.get(credential)) is not None:
             return principal
-        key = await repository.key_of_session(session, session_id)
-        if key is not None:
-            principal = Principal(key.id, key.name, frozenset(key.scopes))
+        principal = await repository.key_of_session(session, session_id)
+        if principal is not None:
             cache.put(credential, principal)
             return principal
     return None
@@ -118,7 +107,7 @@ async def authenticate(
 def require(principal: Principal | None, scope: str | None) -> Principal:
     if principal is None:
         raise Unauthorized("an API key is required: send 'Authorization: Bearer <key>' (create one with `passk keys create`)")
-    if scope is not None and scope not in principal.scopes:
+    if scope is not None and not principal.has(scope):
         raise Forbidden(f"API key '{principal.name}' lacks the '{scope}' scope")
     return principal
 
@@ -134,6 +123,18 @@ async def authorize(
 
 async def _admit(request: Request, session: AsyncSession, scope: str | None) -> Principal:
     principal = require(await optional_principal(request, session), scope)
-    # Endpoints that scope state to the caller (idempotency keys, sessions) read it from here.
+    # The endpoints' CallerDep reads it from here: every service and repository takes it (ownership).
     request.state.principal = principal
     return principal
+
+
+def current_principal(request: Request) -> Principal:
+    """The caller admitted by the router's `authorize` (or `authenticate`) dependency."""
+    principal = getattr(request.state, "principal", None)
+    if not isinstance(principal, Principal):
+        # A route mounted without authorize: a programming error, never an anonymous caller.
+        raise RuntimeError(f"{request.url.path} is not mounted behind authorize")
+    return principal
+
+
+CallerDep = Annotated[Principal, Depends(current_principal)]

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request, Response, status
 from pydantic import BaseModel, Field
 
 from service.auth import repository
-from service.auth.dependencies import Principal, Unauthorized, session_of
+from service.auth.dependencies import CallerDep, Unauthorized, session_of
 from service.auth.sessions import SESSION_COOKIE, SESSION_TTL_S, sign_session
 from service.dependencies import SessionDep, SettingsDep, openapi_error
 from service.exceptions import NotFound
@@ -30,6 +30,7 @@ class SessionRequest(BaseModel):
 class SessionInfo(BaseModel):
     name: str
     scopes: list[str]
+    project: str = Field(description="The key's project: the dashboard shows its runs, datasets and rules.")
 
 
 class SessionRow(BaseModel):
@@ -56,13 +57,13 @@ def _cookie_options(request: Request, settings: Settings) -> dict[str, object]:
 async def create_session(body: SessionRequest, request: Request, response: Response, session: SessionDep,
                          settings: SettingsDep) -> SessionInfo:
     key = await repository.find_active_by_raw(session, body.api_key)
-    if key is None:
+    if key is None or key.key_id is None:
         raise Unauthorized("invalid or revoked API key")
     expires_at = time.time() + SESSION_TTL_S
-    row = await repository.open_session(session, key.id, expires_at, request.headers.get("user-agent"))
+    row = await repository.open_session(session, key.key_id, expires_at, request.headers.get("user-agent"))
     response.set_cookie(SESSION_COOKIE, sign_session(settings.session_secret(), row.id, expires_at),
                         max_age=SESSION_TTL_S, **_cookie_options(request, settings))  # type: ignore[arg-type]
-    return SessionInfo(name=key.name, scopes=sorted(key.scopes))
+    return SessionInfo(name=key.name, scopes=sorted(key.scopes), project=key.project)
 
 
 @router.delete("", summary="Log out (ends the session on the server, not only the cookie)",
@@ -77,8 +78,7 @@ async def delete_session(request: Request, response: Response, session: SessionD
 
 
 @sessions_router.get("", summary="The caller's key's live dashboard sessions", response_model=list[SessionRow])
-async def list_sessions(request: Request, session: SessionDep) -> list[SessionRow]:
-    principal: Principal = request.state.principal
+async def list_sessions(request: Request, session: SessionDep, principal: CallerDep) -> list[SessionRow]:
     current = session_of(request)
     return [SessionRow(id=row.id, created_at=row.created_at, expires_at=row.expires_at, user_agent=row.user_agent,
                        current=row.id == current)
@@ -89,8 +89,7 @@ async def list_sessions(request: Request, session: SessionDep) -> list[SessionRo
     "/{session_id}", summary="End one of the caller's key's dashboard sessions", status_code=status.HTTP_204_NO_CONTENT,
     responses={404: openapi_error("No live session of this key has that id", {"detail": "session 3f2b1c9e-0000-4000-8000-000000000000 not found"})},
 )
-async def revoke_session(session_id: uuid.UUID, request: Request, session: SessionDep) -> Response:
-    principal: Principal = request.state.principal
-    if not await repository.revoke_session(session, session_id, principal.key_id):
+async def revoke_session(session_id: uuid.UUID, session: SessionDep, principal: CallerDep) -> Response:
+    if principal.key_id is None or not await repository.revoke_session(session, session_id, principal.key_id):
         raise NotFound("session", session_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

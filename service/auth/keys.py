@@ -7,7 +7,11 @@ import hmac
 import secrets
 from dataclasses import dataclass
 
+from service.auth.principal import ADMIN
+
+# A project's scopes: what a team's keys get. `admin` (an operator's) adds every project's objects.
 SCOPES = ("read", "submit")
+ALL_SCOPES = (*SCOPES, ADMIN)
 KEY_PREFIX = "pk_"
 
 

@@ -12,20 +12,29 @@ from sqlalchemy.orm import Session
 
 from service.auth.cache import forget_everywhere, forget_session_everywhere
 from service.auth.keys import generate_key, matches, prefix_of
-from service.models import ApiKey, DashboardSession
+from service.auth.principal import Principal
+from service.models import ApiKey, DashboardSession, Project
+from service.projects.repository import by_name, default_project
 
 
-def create_key(session: Session, name: str, scopes: Sequence[str]) -> tuple[ApiKey, str]:
-    """Insert a key and return it with its raw value, which is shown once and never stored."""
+def create_key(session: Session, name: str, scopes: Sequence[str], project: str | None = None) -> tuple[ApiKey, str]:
+    """Insert a key of `project` (a name; None: the default project) and return it with its raw value, which is
+    shown once and never stored."""
+    owner = default_project(session) if project is None else by_name(session, project)
     new = generate_key()
-    key = ApiKey(name=name, prefix=new.prefix, secret_hash=new.secret_hash, scopes=sorted(set(scopes)))
+    key = ApiKey(name=name, prefix=new.prefix, secret_hash=new.secret_hash, scopes=sorted(set(scopes)),
+                 project_id=owner.id)
     session.add(key)
     session.flush()
     return key, new.raw
 
 
-def list_keys(session: Session) -> list[ApiKey]:
-    return list(session.scalars(select(ApiKey).order_by(ApiKey.created_at)))
+def list_keys(session: Session, project: str | None = None) -> list[tuple[ApiKey, str]]:
+    """Keys with their project's name, oldest first; only `project`'s when given."""
+    statement = select(ApiKey, Project.name).join(Project, Project.id == ApiKey.project_id).order_by(ApiKey.created_at)
+    if project is not None:
+        statement = statement.where(Project.name == project)
+    return [(key, name) for key, name in session.execute(statement)]
 
 
 def revoke_key(session: Session, key_id: uuid.UUID) -> bool:
@@ -37,12 +46,22 @@ def revoke_key(session: Session, key_id: uuid.UUID) -> bool:
     return result.rowcount == 1
 
 
-async def find_active_by_raw(session: AsyncSession, raw: str) -> ApiKey | None:
+def _principal(key: ApiKey, project: str) -> Principal:
+    return Principal(key.id, key.name, frozenset(key.scopes), key.project_id, project)
+
+
+_KEY_AND_PROJECT = select(ApiKey, Project.name).join(Project, Project.id == ApiKey.project_id)
+
+
+async def find_active_by_raw(session: AsyncSession, raw: str) -> Principal | None:
+    """The caller an active key stands for (with its project), or None."""
     prefix = prefix_of(raw)
     if prefix is None:
         return None
-    key = await session.scalar(select(ApiKey).where(ApiKey.prefix == prefix, ApiKey.revoked_at.is_(None)))
-    return key if key is not None and matches(raw, key.secret_hash) else None
+    row = (await session.execute(_KEY_AND_PROJECT.where(ApiKey.prefix == prefix, ApiKey.revoked_at.is_(None)))).first()
+    if row is None or not matches(raw, row[0].secret_hash):
+        return None
+    return _principal(*row)
 
 
 async def open_session(session: AsyncSession, key_id: uuid.UUID, expires_at: float, user_agent: str | None) -> DashboardSession:
@@ -53,14 +72,15 @@ async def open_session(session: AsyncSession, key_id: uuid.UUID, expires_at: flo
     return row
 
 
-async def key_of_session(session: AsyncSession, session_id: uuid.UUID) -> ApiKey | None:
-    """The active key of a session that is neither revoked nor expired."""
-    return await session.scalar(
-        select(ApiKey).join(DashboardSession, DashboardSession.key_id == ApiKey.id).where(
+async def key_of_session(session: AsyncSession, session_id: uuid.UUID) -> Principal | None:
+    """The caller behind a session that is neither revoked nor expired, if its key is active."""
+    row = (await session.execute(
+        _KEY_AND_PROJECT.join(DashboardSession, DashboardSession.key_id == ApiKey.id).where(
             DashboardSession.id == session_id, DashboardSession.revoked_at.is_(None),
             DashboardSession.expires_at > func.now(), ApiKey.revoked_at.is_(None),
         )
-    )
+    )).first()
+    return None if row is None else _principal(*row)
 
 
 async def list_sessions(session: AsyncSession, key_id: uuid.UUID) -> list[DashboardSession]:

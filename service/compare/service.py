@@ -27,6 +27,7 @@ from service.compare.schemas import (
     ProblemDelta,
     RunSide,
 )
+from service.auth.principal import Principal
 from service.exceptions import Conflict, InvalidInput
 from service.metrics.convert import figure_out, interval_out
 from service.metrics.service import ProblemCounts, load_counts, load_sample_columns
@@ -245,11 +246,12 @@ def _compute(paired: _Paired, options: CompareOptions) -> tuple[list[CompareMetr
 
 
 async def compare_runs(
-    session: AsyncSession, base_id: uuid.UUID, candidate_id: uuid.UUID, options: CompareOptions
+    session: AsyncSession, principal: Principal, base_id: uuid.UUID, candidate_id: uuid.UUID, options: CompareOptions
 ) -> Comparison:
+    """Candidate minus base, two of the caller's runs (another project's is a 404 as no run is)."""
     loaded: list[_Loaded] = []
     for run_id in (base_id, candidate_id):
-        run, digest, counts = await load_counts(session, run_id, content_digest=options.intersection)
+        run, digest, counts = await load_counts(session, principal, run_id, content_digest=options.intersection)
         loaded.append(_Loaded(run, digest, counts))
     base, candidate = loaded
     paired = _pair(base, candidate, options.intersection)

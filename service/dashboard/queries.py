@@ -1,4 +1,7 @@
-"""The few reads the page shells need that the JSON API does not offer (names, the problem's prompt)."""
+"""The few reads the page shells need that the JSON API does not offer (names, the problem's prompt).
+
+Each takes the viewer and reads only what it may (service/projects/ownership.py), as the API does.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
+from service.auth.principal import Principal
 from service.models import Dataset, Problem, Run, Sample, Toolchain
+from service.projects.ownership import owned, readable_dataset
 from service.states import SampleState
 
 
@@ -22,6 +27,8 @@ class RunHeader:
     problem_count: int
     language: str
     toolchain: str | None
+    dataset_project_id: uuid.UUID
+    dataset_hides_tests: bool
 
 
 @dataclass(frozen=True)
@@ -35,41 +42,48 @@ class ProblemView:
     verdicts: dict[str, int]
     total: int
     flagged: int = 0  # samples with a reward-hack flag
+    tests_hidden: bool = False  # the viewer is not the dataset's project and its tests are hidden: `test` is ""
 
 
-async def run_header(session: AsyncSession, run_id: uuid.UUID) -> RunHeader | None:
+async def run_header(session: AsyncSession, principal: Principal, run_id: uuid.UUID) -> RunHeader | None:
     statement = (
         select(Run.id, Run.model, Run.dataset_id, Dataset.name, Dataset.problem_count, Dataset.language,
-               Toolchain.version)
+               Toolchain.version, Dataset.project_id, Dataset.hidden_tests)
         .join(Dataset, Dataset.id == Run.dataset_id)
         .outerjoin(Toolchain, Toolchain.language == Dataset.language)
-        .where(Run.id == run_id)
+        .where(Run.id == run_id, owned(principal, Run.project_id))
     )
     row = (await session.execute(statement)).one_or_none()
     return RunHeader(*row) if row is not None else None
 
 
-async def filter_options(session: AsyncSession, limit: int = 1000) -> tuple[list[dict[str, str]], list[str]]:
-    """Datasets (id, name) and distinct models for the runs list filters."""
+async def filter_options(
+    session: AsyncSession, principal: Principal, limit: int = 1000
+) -> tuple[list[dict[str, str]], list[str]]:
+    """Datasets (id, name) the viewer may read and the distinct models of its runs, for the runs list filters."""
     datasets = (
         await session.execute(
             select(Dataset.id, Dataset.name, Dataset.problem_count)
+            .where(readable_dataset(principal))
             .order_by(Dataset.created_at.desc(), Dataset.id)
             .limit(limit)
         )
     ).all()
-    models = (await session.execute(select(Run.model).distinct().order_by(Run.model).limit(limit))).scalars().all()
+    models = (await session.execute(
+        select(Run.model).where(owned(principal, Run.project_id)).distinct().order_by(Run.model).limit(limit)
+    )).scalars().all()
     return (
         [{"id": str(d.id), "name": d.name, "problems": d.problem_count} for d in datasets],
         list(models),
     )
 
 
-async def problem_view(session: AsyncSession, run: RunHeader, key: str) -> ProblemView | None:
+async def problem_view(session: AsyncSession, principal: Principal, run: RunHeader, key: str) -> ProblemView | None:
+    """A problem of a run the viewer may read; its tests left out when they are hidden from the viewer."""
     problem = (
         await session.execute(
             select(
-                Problem.id, Problem.position, Problem.prompt, Problem.test, Problem.entry_point
+                Problem.id, Problem.position, Problem.prompt, Problem.test, Problem.entry_point, Problem.hidden_tests
             ).where(Problem.dataset_id == run.dataset_id, Problem.key == key)
         )
     ).one_or_none()
@@ -104,10 +118,12 @@ async def problem_view(session: AsyncSession, run: RunHeader, key: str) -> Probl
     # Verdicts in their usual order, then unfinished states.
     order = [v.value for v in Verdict] + [SampleState.QUEUED, SampleState.LEASED, SampleState.CANCELLED]
     verdicts = {label: counted[label] for label in order if label in counted}
+    hidden = (run.dataset_hides_tests or problem.hidden_tests) and not principal.owns(run.dataset_project_id)
     return ProblemView(
         key=key,
         prompt=problem.prompt,
-        test=problem.test,
+        test="" if hidden else problem.test,
+        tests_hidden=hidden,
         entry_point=problem.entry_point,
         previous_key=previous_key,
         next_key=next_key,

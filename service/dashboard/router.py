@@ -20,7 +20,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
-from service.auth.dependencies import Principal, Unauthorized, optional_principal
+from service.auth.dependencies import Unauthorized, optional_principal
+from service.auth.principal import Principal
 from service.dashboard import queries
 from service.dependencies import SessionDep
 from service.flags import FLAGS
@@ -130,13 +131,13 @@ async def login_page(request: Request, session: SessionDep, next: str | None = N
 
 @router.get("/", response_class=HTMLResponse)
 async def runs_page(request: Request, session: SessionDep, principal: ReaderDep) -> Response:
-    datasets, models = await queries.filter_options(session)
+    datasets, models = await queries.filter_options(session, principal)
     return _render(request, "runs.html", {"viewer": principal, "boot": {"datasets": datasets, "models": models}})
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 async def run_page(request: Request, run_id: str, session: SessionDep, principal: ReaderDep) -> Response:
-    run = await _run_or_none(session, run_id)
+    run = await _run_or_none(session, principal, run_id)
     if run is None:
         return _not_found(request, principal, f"No run {run_id}.")
     boot = {"run_id": str(run.id), "dataset_name": run.dataset_name, "problem_count": run.problem_count, "flags": FLAGS}
@@ -145,21 +146,21 @@ async def run_page(request: Request, run_id: str, session: SessionDep, principal
 
 @router.get("/runs/{run_id}/problems/{problem_id:path}", response_class=HTMLResponse)
 async def problem_page(request: Request, run_id: str, problem_id: str, session: SessionDep, principal: ReaderDep) -> Response:
-    run = await _run_or_none(session, run_id)
+    run = await _run_or_none(session, principal, run_id)
     if run is None:
         return _not_found(request, principal, f"No run {run_id}.")
-    problem = await queries.problem_view(session, run, problem_id)
+    problem = await queries.problem_view(session, principal, run, problem_id)
     if problem is None:
         return _not_found(request, principal, f"Problem {problem_id!r} is not in dataset {run.dataset_name}.")
     boot = {"run_id": str(run.id), "problem_id": problem.key, "prompt": problem.prompt, "test": problem.test,
             "entry_point": problem.entry_point, "verdicts": problem.verdicts, "total": problem.total, "flags": FLAGS,
-            "flagged": problem.flagged}
+            "flagged": problem.flagged, "tests_hidden": problem.tests_hidden}
     return _render(request, "problem.html", {"viewer": principal, "run": run, "problem": problem, "boot": boot})
 
 
 @router.get("/leaderboard", response_class=HTMLResponse)
 async def leaderboard_page(request: Request, session: SessionDep, principal: ReaderDep) -> Response:
-    datasets, _ = await queries.filter_options(session)
+    datasets, _ = await queries.filter_options(session, principal)
     return _render(request, "leaderboard.html", {"viewer": principal, "boot": {"datasets": datasets}})
 
 
@@ -173,7 +174,7 @@ async def compare_page(
     k: str | None = None,
     intersection: bool = False,
 ) -> Response:
-    datasets, _ = await queries.filter_options(session)
+    datasets, _ = await queries.filter_options(session, principal)
     boot = {"base": base or "", "candidate": candidate or "", "k": k or "1", "intersection": intersection, "datasets": datasets}
     return _render(request, "compare.html", {"viewer": principal, "boot": boot})
 
@@ -184,12 +185,13 @@ async def languages_page(request: Request, principal: ReaderDep, runs: str | Non
     return _render(request, "languages.html", {"viewer": principal, "boot": {"runs": runs or "", "k": k or "1"}})
 
 
-async def _run_or_none(session: SessionDep, run_id: str) -> queries.RunHeader | None:
+async def _run_or_none(session: SessionDep, principal: Principal, run_id: str) -> queries.RunHeader | None:
+    """The viewer's run (another project's is "No run", as a missing one is)."""
     try:
         parsed = uuid.UUID(run_id)
     except ValueError:
         return None
-    return await queries.run_header(session, parsed)
+    return await queries.run_header(session, principal, parsed)
 
 
 class AssetFiles(StaticFiles):

@@ -20,7 +20,7 @@ from sandbox.runtime.compare import POLICIES
 
 
 from service.formats.fields import (  # noqa: F401  (re-exported: the schemas' field types)
-    _ID, _MEMORY, _SETUP, _TAGS, _TIME_LIMIT, _TOLERANCES, Identifier, JsonValue, Key, NumericId, PositiveMB,
+    _HIDDEN_TESTS, _ID, _MEMORY, _SETUP, _TAGS, _TIME_LIMIT, _TOLERANCES, Identifier, JsonValue, Key, NumericId, PositiveMB,
     PositiveSeconds, StorableStr, Tolerance,
 )
 
@@ -47,6 +47,7 @@ class ProblemIn(BaseModel):
     tags: list[Annotated[StorableStr, Field(max_length=200)]] = Field(default_factory=list, max_length=100)
     time_limit_s: PositiveSeconds | None = Field(None, description="Overrides the dataset's time limit.")
     memory_mb: PositiveMB | None = Field(None, description="Overrides the dataset's memory limit.")
+    hidden_tests: bool = _HIDDEN_TESTS
 
 
 _MBPP_EXAMPLE = {
@@ -75,6 +76,7 @@ class MbppProblemIn(BaseModel):
     tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
     time_limit_s: PositiveSeconds | None = _TIME_LIMIT
     memory_mb: PositiveMB | None = _MEMORY
+    hidden_tests: bool = _HIDDEN_TESTS
 
 
 class _JudgedByCases(BaseModel):
@@ -87,6 +89,7 @@ class _JudgedByCases(BaseModel):
     tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
     time_limit_s: PositiveSeconds | None = _TIME_LIMIT
     memory_mb: PositiveMB | None = _MEMORY
+    hidden_tests: bool = _HIDDEN_TESTS
 
 
 class StdioCase(BaseModel):
@@ -207,6 +210,23 @@ class DatasetCreate(BaseModel):
     compile_memory_mb: PositiveMB | None = Field(
         None, description="Compile memory limit (MiB) over the language's default; compiled languages only."
     )
+    shared: bool = Field(
+        False, description="Let every project read and run against it (a public benchmark); only this project "
+        "changes it. Off: other projects do not see it at all.",
+    )
+    hidden_tests: bool = Field(
+        False, description="Hide every problem's tests from other projects: the failure details they see name the "
+        "failing case's index and the kind of failure, never its input, expected output or the test's text.",
+    )
+
+
+class DatasetUpdate(BaseModel):
+    """What a dataset's own project may change: who sees it and its tests. Its problems never change."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"shared": True, "hidden_tests": True}]})
+
+    shared: bool | None = Field(None, description="Shared with every project (read and run only).")
+    hidden_tests: bool | None = Field(None, description="Every problem's tests hidden from other projects.")
 
 
 class DatasetRead(BaseModel):
@@ -222,6 +242,10 @@ class DatasetRead(BaseModel):
                     "time_limit_s": 3.0,
                     "memory_mb": 512,
                     "created_at": "2026-11-29T13:00:00Z",
+                    "project": "default",
+                    "own": True,
+                    "shared": False,
+                    "hidden_tests": False,
                 }
             ]
         },
@@ -237,12 +261,17 @@ class DatasetRead(BaseModel):
     compile_time_limit_s: float | None = Field(None, description="The dataset's compile time override (null: the language's).")
     compile_memory_mb: int | None = Field(None, description="The dataset's compile memory override (null: the language's).")
     created_at: datetime
+    project: str = Field(description="The project that owns it (its name).")
+    own: bool = Field(True, description="The caller's project's own (false: another project's shared dataset).")
+    shared: bool = Field(False, description="Every project may read it and run against it; only its own changes it.")
+    hidden_tests: bool = Field(False, description="Every problem's tests are hidden from other projects.")
 
 
 class ProblemSummary(BaseModel):
     id: str
     entry_point: str
     tags: list[str]
+    hidden_tests: bool = Field(False, description="Its tests are hidden from other projects (its own or the dataset's mark).")
 
 
 class DatasetDetail(DatasetRead):
@@ -253,7 +282,7 @@ class DatasetDetail(DatasetRead):
             "examples": [
                 {
                     **DatasetRead.model_config["json_schema_extra"]["examples"][0],  # type: ignore[index]
-                    "problems": [{"id": "HumanEval/0", "entry_point": "add", "tags": []}],
+                    "problems": [{"id": "HumanEval/0", "entry_point": "add", "tags": [], "hidden_tests": False}],
                 }
             ]
         }

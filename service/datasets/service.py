@@ -12,16 +12,18 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.datasets.repository import DatasetRepository
+from service.auth.principal import Principal
 from service.datasets.schemas import (
     AnyProblemIn,
     DatasetCreate,
     DatasetDetail,
     DatasetRead,
+    DatasetUpdate,
     LanguageRead,
     ProblemIn,
     ProblemSummary,
 )
-from service.exceptions import InvalidInput, NotFound
+from service.exceptions import Forbidden, InvalidInput, NotFound
 from service.models import Dataset
 from service.settings import Settings
 
@@ -42,16 +44,20 @@ def digest(body: DatasetCreate) -> str:
     for name in ("compile_time_limit_s", "compile_memory_mb"):  # only when set: older digests stay
         if getattr(body, name) is not None:
             content[name] = getattr(body, name)
+    if body.hidden_tests:  # who sees the tests is no result, but hiding them makes another dataset
+        content["hidden_tests"] = True
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _digest_content(problem: AnyProblemIn) -> dict[str, Any]:
     # HumanEval problems hash exactly as before formats existed, so re-posting
-    # an existing HumanEval dataset finds it instead of creating a twin.
-    if isinstance(problem, ProblemIn):
-        return problem.model_dump(mode="json", exclude={"format"})
-    return problem.model_dump(mode="json")
+    # an existing HumanEval dataset finds it instead of creating a twin; so do
+    # problems whose tests are not hidden.
+    exclude = {"format"} if isinstance(problem, ProblemIn) else set()
+    if not problem.hidden_tests:
+        exclude.add("hidden_tests")
+    return problem.model_dump(mode="json", exclude=exclude)
 
 
 def check_limits(
@@ -175,8 +181,16 @@ def _validate_split(body: DatasetCreate) -> None:
                                problem.id) from None
 
 
-async def create(session: AsyncSession, settings: Settings, body: DatasetCreate) -> tuple[Dataset, bool]:
-    """Create the dataset, or return the existing one with the same name and content.
+def dataset_read(principal: Principal, dataset: Dataset, project: str) -> DatasetRead:
+    """A dataset row as the API shows it to the caller, with its project's name."""
+    columns = {name: getattr(dataset, name) for name in DatasetRead.model_fields if name not in ("project", "own")}
+    return DatasetRead(**columns, project=project, own=dataset.project_id == principal.project_id)
+
+
+async def create(
+    session: AsyncSession, settings: Settings, principal: Principal, body: DatasetCreate
+) -> tuple[DatasetRead, bool]:
+    """Create the dataset in the caller's project, or return the project's one with the same name and content.
 
     Returns (dataset, created).
     """
@@ -186,6 +200,9 @@ async def create(session: AsyncSession, settings: Settings, body: DatasetCreate)
     dataset = await repository.insert_if_absent(
         {
             "id": uuid.uuid4(),
+            "project_id": principal.project_id,
+            "shared": body.shared,
+            "hidden_tests": body.hidden_tests,
             "name": body.name,
             "digest": content_digest,
             "problem_count": len(body.problems),
@@ -197,9 +214,9 @@ async def create(session: AsyncSession, settings: Settings, body: DatasetCreate)
         }
     )
     if dataset is None:
-        existing = await repository.get_by_name_digest(body.name, content_digest)
+        existing = await repository.get_by_name_digest(principal.project_id, body.name, content_digest)
         assert existing is not None  # ON CONFLICT saw it, and rows are never deleted here
-        return existing, False
+        return dataset_read(principal, existing, principal.project), False
     await repository.insert_problems(
         [
             {
@@ -209,12 +226,13 @@ async def create(session: AsyncSession, settings: Settings, body: DatasetCreate)
                 "tags": problem.tags,
                 "time_limit_s": problem.time_limit_s,
                 "memory_mb": problem.memory_mb,
+                "hidden_tests": problem.hidden_tests,
                 **format_columns(problem),
             }
             for position, problem in enumerate(body.problems)
         ]
     )
-    return dataset, True
+    return dataset_read(principal, dataset, principal.project), True
 
 
 def format_columns(problem: AnyProblemIn) -> dict[str, Any]:
@@ -226,17 +244,30 @@ def format_columns(problem: AnyProblemIn) -> dict[str, Any]:
     return columns(problem)
 
 
-async def get(session: AsyncSession, dataset_id: uuid.UUID) -> DatasetDetail:
+async def get(session: AsyncSession, principal: Principal, dataset_id: uuid.UUID) -> DatasetDetail:
     repository = DatasetRepository(session)
-    dataset = await repository.get(dataset_id)
-    if dataset is None:
+    found = await repository.get_with_project(principal, dataset_id)
+    if found is None:
         raise NotFound("dataset", dataset_id)
+    dataset, project = found
     problems = [
-        ProblemSummary(id=key, entry_point=entry_point, tags=list(tags or []))
-        for key, entry_point, tags in await repository.problem_summaries(dataset_id)
+        ProblemSummary(id=key, entry_point=entry_point, tags=list(tags or []), hidden_tests=hidden or dataset.hidden_tests)
+        for key, entry_point, tags, hidden in await repository.problem_summaries(dataset_id)
     ]
     toolchain = (await toolchains(session)).get(dataset.language, (None, None))[0]
-    return DatasetDetail(**DatasetRead.model_validate(dataset).model_dump(), problems=problems, toolchain=toolchain)
+    return DatasetDetail(**dataset_read(principal, dataset, project).model_dump(), problems=problems, toolchain=toolchain)
+
+
+async def update(session: AsyncSession, principal: Principal, dataset_id: uuid.UUID, body: DatasetUpdate) -> DatasetDetail:
+    """Share or stop sharing, hide or show the tests: the dataset's own project only."""
+    values = {name: value for name, value in body.model_dump(exclude_unset=True).items() if value is not None}
+    repository = DatasetRepository(session)
+    if not await repository.update_marks(principal, dataset_id, values):
+        found = await repository.get_with_project(principal, dataset_id)
+        if found is None:
+            raise NotFound("dataset", dataset_id)
+        raise Forbidden(f"dataset {dataset_id} is project {found[1]!r}'s, shared read-only: only its project changes it")
+    return await get(session, principal, dataset_id)
 
 
 async def toolchains(session: AsyncSession) -> dict[str, tuple[str, str]]:
@@ -267,6 +298,13 @@ async def list_languages(session: AsyncSession) -> list[LanguageRead]:
     return result
 
 
-async def list_datasets(session: AsyncSession, *, limit: int, offset: int) -> tuple[Sequence[Dataset], int]:
+async def list_datasets(
+    session: AsyncSession, principal: Principal, *, limit: int, offset: int, name: str | None = None,
+    project: str | None = None,
+) -> tuple[list[DatasetRead], int]:
+    """Readable datasets, newest first; with `name`, that name in the caller's project (or in `project`'s
+    shared datasets): a name never resolves to another project's dataset unasked."""
     repository = DatasetRepository(session)
-    return await repository.list_page(limit=limit, offset=offset), await repository.count()
+    rows = await repository.list_page(principal, limit=limit, offset=offset, name=name, project=project)
+    total = await repository.count(principal, name=name, project=project)
+    return [dataset_read(principal, dataset, owner) for dataset, owner in rows], total

@@ -26,8 +26,11 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy import text
 
+from service import hidden_tests
+from service.auth.principal import Principal
 from service.delivery.states import RunEvent
 from service.exceptions import NotFound
+from service.projects.ownership import ownership_params
 from service.states import FINAL_RUN_STATES
 
 log = logging.getLogger(__name__)
@@ -113,10 +116,19 @@ async def close_notifier(app: FastAPI) -> None:
 
 
 _RUN = text("SELECT status, events FROM runs WHERE id = :id")
+# A run the caller may follow (service/projects/ownership.py), and whether it may see its dataset's hidden tests.
+_FOLLOWED_RUN = text(
+    """
+    SELECT r.status, r.events, (:owner_admin OR d.project_id = :owner_project) AS dataset_owner,
+           d.hidden_tests AS dataset_hides_tests
+    FROM runs r JOIN datasets d ON d.id = r.dataset_id
+    WHERE r.id = :id AND (:owner_admin OR r.project_id = :owner_project)
+    """
+)
 _EVENTS = text(
     """
     SELECT s.event, s.id, p.key AS problem_id, s.index, s.verdict, s.duration_ms, s.cpu_ms, s.cached,
-           COALESCE(s.flags, '{}') AS flags
+           COALESCE(s.flags, '{}') AS flags, p.hidden_tests AS problem_hides_tests
     FROM samples s JOIN problems p ON p.id = s.problem_id
     WHERE s.run_id = :id AND s.event > :after AND s.event <= :upto
     ORDER BY s.event LIMIT :limit
@@ -124,14 +136,23 @@ _EVENTS = text(
 )
 
 
-async def _read(app: FastAPI, run_id: uuid.UUID, after: int) -> tuple[Any, list[Any]]:
-    """The run's status and event count, then the events after `after` up to that count."""
+async def _read(app: FastAPI, principal: Principal, run_id: uuid.UUID, after: int) -> tuple[Any, list[dict[str, Any]]]:
+    """The run's status and event count, then the events after `after` up to that count (None: the caller has
+    no such run)."""
     async with app.state.sessionmaker() as session:
-        run = (await session.execute(_RUN, {"id": run_id})).one_or_none()
+        run = (await session.execute(_FOLLOWED_RUN, {"id": run_id, **ownership_params(principal)})).one_or_none()
         if run is None:
             return None, []
         rows = (await session.execute(_EVENTS, {"id": run_id, "after": after, "upto": run.events, "limit": PAGE})).all()
-        return run, list(rows)
+        return run, [_shown(run, row._asdict()) for row in rows]
+
+
+def _shown(run: Any, event: dict[str, Any]) -> dict[str, Any]:
+    """An event as the caller sees it: without timings when the problem's tests are hidden from it."""
+    hides = event.pop("problem_hides_tests") or run.dataset_hides_tests
+    if hides and not run.dataset_owner:
+        event.update(dict.fromkeys(hidden_tests.WITHHELD_EVENT_FIELDS), hidden=True)
+    return event
 
 
 def _frame(event_id: int, kind: RunEvent, data: dict[str, Any]) -> bytes:
@@ -139,20 +160,21 @@ def _frame(event_id: int, kind: RunEvent, data: dict[str, Any]) -> bytes:
     return f"id: {event_id}\nevent: {kind.value}\ndata: {payload}\n\n".encode()
 
 
-async def _end_data(app: FastAPI, run_id: uuid.UUID) -> dict[str, Any]:
+async def _end_data(app: FastAPI, principal: Principal, run_id: uuid.UUID) -> dict[str, Any]:
     from service.runs import service as run_service  # late: runs imports this module
 
     async with app.state.sessionmaker() as session:
-        run = await run_service.get(session, app.state.settings, run_id)
+        run = await run_service.get(session, app.state.settings, principal, run_id)
     return {
         "run_id": run_id, "status": run.status, "progress": run.progress.model_dump(),
         "finished_at": run.finished_at, "metrics": f"/v1/runs/{run_id}/metrics",
     }
 
 
-async def event_stream(request: Request, run_id: uuid.UUID, after: int) -> Response:
+async def event_stream(request: Request, principal: Principal, run_id: uuid.UUID, after: int) -> Response:
+    """The caller's run's events after `after`; another project's run is a 404 as no run is."""
     app = request.app
-    run, _ = await _read(app, run_id, after)
+    run, _ = await _read(app, principal, run_id, after)
     if run is None:
         raise NotFound("run", run_id)
     if run.status in FINAL_RUN_STATES and after > run.events:
@@ -167,11 +189,10 @@ async def event_stream(request: Request, run_id: uuid.UUID, after: int) -> Respo
             yield b"retry: 1000\n\n"
             while True:
                 wake.clear()
-                run, rows = await _read(app, run_id, last)
+                run, rows = await _read(app, principal, run_id, last)
                 if run is None:
                     return
-                for row in rows:
-                    data = row._asdict()
+                for data in rows:
                     event_id = data.pop("event")
                     yield _frame(event_id, RunEvent.SAMPLE, data)
                     last = event_id
@@ -180,7 +201,7 @@ async def event_stream(request: Request, run_id: uuid.UUID, after: int) -> Respo
                 if len(rows) == PAGE:
                     continue
                 if run.status in FINAL_RUN_STATES:
-                    yield _frame(run.events + 1, RunEvent.END, await _end_data(app, run_id))
+                    yield _frame(run.events + 1, RunEvent.END, await _end_data(app, principal, run_id))
                     return
                 if await request.is_disconnected():
                     return
@@ -197,9 +218,10 @@ async def event_stream(request: Request, run_id: uuid.UUID, after: int) -> Respo
     return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
 
 
-async def wait_for_run_end(app: FastAPI, run_id: uuid.UUID, timeout_s: float, full: bool = True) -> Any:
-    """The run (RunRead; with full=False only its status) once it has ended, or None if it has not within
-    `timeout_s`."""
+async def wait_for_run_end(app: FastAPI, principal: Principal, run_id: uuid.UUID, timeout_s: float,
+                           full: bool = True) -> Any:
+    """The caller's run (RunRead; with full=False only its status) once it has ended, or None if it has not
+    within `timeout_s`. Called for a run the caller has just made."""
     from service.runs import service as run_service  # late: runs imports this module
 
     watch = notifier(app)
@@ -211,7 +233,7 @@ async def wait_for_run_end(app: FastAPI, run_id: uuid.UUID, timeout_s: float, fu
             async with app.state.sessionmaker() as session:
                 status = (await session.execute(_RUN, {"id": run_id})).one_or_none()
                 if status is not None and status.status in FINAL_RUN_STATES:
-                    return await run_service.get(session, app.state.settings, run_id) if full else status.status
+                    return await run_service.get(session, app.state.settings, principal, run_id) if full else status.status
             left = deadline - time.monotonic()
             if status is None or left <= 0:
                 return None

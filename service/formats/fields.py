@@ -55,6 +55,10 @@ Tolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=300)]
 _ID = Field(validation_alias=AliasChoices("id", "task_id"), description="Your problem id (or `task_id`).")
 _TAGS = Field(default_factory=list, max_length=100)
+_HIDDEN_TESTS = Field(
+    False, description="Hide this problem's tests from other projects: their failure details then name the failing "
+    "case's index and the kind of failure only (the dataset's `hidden_tests` hides every problem's)."
+)
 _TIME_LIMIT = Field(None, description="Overrides the dataset's time limit; for `stdio` and `call`, per case.")
 _MEMORY = Field(None, description="Overrides the dataset's memory limit.")
 _SETUP = Field(None, description="Run before the program, in its namespace (e.g. imports the dataset assumes).")

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, Field
 
 from sandbox.languages.split import TestSource
-from service.formats.fields import _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
+from service.formats.fields import _HIDDEN_TESTS, _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
 from service.formats.registry import NATIVE, Format, language_of, columns_with_test_code
 from service.problems import Program
 
@@ -29,6 +29,7 @@ class MultiplEProblemIn(BaseModel):
     tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
     time_limit_s: PositiveSeconds | None = _TIME_LIMIT
     memory_mb: PositiveMB | None = _MEMORY
+    hidden_tests: bool = _HIDDEN_TESTS
 
 
 def is_row(row: dict[str, Any]) -> bool:

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, Response
 
+from service.auth.dependencies import CallerDep
 from service.dependencies import SessionDep, app_singleton, etag_matches, openapi_invalid_input
 from service.metrics import service as metrics_service
 from service.metrics.schemas import IntervalMethod, ProblemResults, RunMetrics
@@ -74,6 +75,7 @@ async def get_metrics(
     request: Request,
     run_id: uuid.UUID,
     session: SessionDep,
+    principal: CallerDep,
     k: KQuery = "1",
     method: Annotated[IntervalMethod, Query(description="Bootstrap interval: BCa (default) or percentile")] = DEFAULT_METHOD,
     confidence: Annotated[float, Query(gt=0, lt=1, description="Interval coverage")] = DEFAULT_CONFIDENCE,
@@ -101,13 +103,13 @@ async def get_metrics(
     )
     # Computed once per run state and query: the ETag names both, and a client that has it gets a 304.
     query = repr((options, diversity, bins))
-    etag = await metrics_service.metrics_etag(session, run_id, query)
+    etag = await metrics_service.metrics_etag(session, principal, run_id, query)
     headers = {"ETag": etag, "Cache-Control": "no-cache"}
     if etag_matches(request, etag):
         return Response(status_code=304, headers=headers)
 
     async def render() -> bytes:
-        metrics = await metrics_service.run_metrics(session, run_id, options, diversity=diversity, bins=bins)
+        metrics = await metrics_service.run_metrics(session, principal, run_id, options, diversity=diversity, bins=bins)
         return JSONResponse(jsonable_encoder(metrics)).body
 
     body = await _metrics_cache(request).get_or_compute(etag, render)
@@ -129,5 +131,5 @@ def _metrics_cache(request: Request) -> metrics_service.MetricsCache:
     ),
     responses=RUN_NOT_FOUND,
 )
-async def get_problems(run_id: uuid.UUID, session: SessionDep, k: KQuery = "1") -> ProblemResults:
-    return await metrics_service.problem_results(session, run_id, metrics_service.parse_ks(k))
+async def get_problems(run_id: uuid.UUID, session: SessionDep, principal: CallerDep, k: KQuery = "1") -> ProblemResults:
+    return await metrics_service.problem_results(session, principal, run_id, metrics_service.parse_ks(k))

@@ -10,11 +10,14 @@ from sqlalchemy import Row, bindparam, func, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
+from service.auth.principal import Principal
 from service.models import Dataset, Problem, Run, Sample
+from service.projects.ownership import owned, owned_param, ownership_params
 from service.states import OPEN_SAMPLE_STATES, SampleState
 
 _CONTENT_DIGEST = (
-    "md5((to_jsonb(problems) - 'id' - 'dataset_id' - 'position' - 'key' - 'tags' - 'canonical_solution')::text)"
+    "md5((to_jsonb(problems) - 'id' - 'dataset_id' - 'position' - 'key' - 'tags' - 'canonical_solution' "
+    "- 'hidden_tests')::text)"
 )
 
 
@@ -23,7 +26,7 @@ def _run_state() -> Any:
     open_samples = (
         select(func.count()).where(Sample.run_id == run_id, Sample.state.in_(OPEN_SAMPLE_STATES)).scalar_subquery()
     )
-    return select(Run.status, Run.events, open_samples).where(Run.id == run_id)
+    return select(Run.status, Run.events, open_samples).where(Run.id == run_id, owned_param(Run.project_id))
 
 
 # Built once: a poll binds the id only.
@@ -34,15 +37,21 @@ class MetricsRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def get_run(self, run_id: uuid.UUID) -> Row[tuple[Run, str]] | None:
-        """The run and its dataset's content digest (two datasets with one digest hold the same problems)."""
-        statement = select(Run, Dataset.digest).join(Dataset, Dataset.id == Run.dataset_id).where(Run.id == run_id)
+    async def get_run(self, principal: Principal, run_id: uuid.UUID) -> Row[tuple[Run, str]] | None:
+        """One of the caller's runs and its dataset's content digest (two datasets with one digest hold the same
+        problems)."""
+        statement = (
+            select(Run, Dataset.digest).join(Dataset, Dataset.id == Run.dataset_id)
+            .where(Run.id == run_id, owned(principal, Run.project_id))
+        )
         return (await self.session.execute(statement)).one_or_none()
 
-    async def run_state(self, run_id: uuid.UUID) -> tuple[str, int, int] | None:
+    async def run_state(self, principal: Principal, run_id: uuid.UUID) -> tuple[str, int, int] | None:
         """What the run's figures depend on that can change: its status, its event count (one per recorded
-        verdict) and its unfinished samples (a cancel ends them without an event). None: no such run."""
-        row = (await self.session.execute(_RUN_STATE, {"run_id": run_id})).one_or_none()
+        verdict) and its unfinished samples (a cancel ends them without an event). None: the caller has no such
+        run."""
+        params = {"run_id": run_id, **ownership_params(principal)}
+        row = (await self.session.execute(_RUN_STATE, params)).one_or_none()
         return None if row is None else (row[0], row[1], row[2])
 
     async def dataset_header(self, dataset_id: uuid.UUID) -> tuple[str, int]:

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service import kvalues
+from service.auth.principal import Principal
 from service.exceptions import InvalidInput, NotFound
 from service.metrics.convert import (
     calibration_out,
@@ -90,11 +91,13 @@ def parse_ks(raw: str) -> list[int]:
 
 
 async def load_counts(
-    session: AsyncSession, run_id: uuid.UUID, *, distinct_programs: bool = False, content_digest: bool = False
+    session: AsyncSession, principal: Principal, run_id: uuid.UUID, *, distinct_programs: bool = False,
+    content_digest: bool = False,
 ) -> tuple[Run, str, list[ProblemCounts]]:
-    """The run, its dataset's digest and its per-problem counts; 404 for an unknown run."""
+    """The caller's run, its dataset's digest and its per-problem counts; 404 for an unknown run (or another
+    project's)."""
     repository = MetricsRepository(session)
-    found = await repository.get_run(run_id)
+    found = await repository.get_run(principal, run_id)
     if found is None:
         raise NotFound("run", run_id)
     run, digest = found
@@ -115,13 +118,13 @@ async def load_counts(
 
 
 async def load_runs_of_one_model(
-    session: AsyncSession, run_ids: Sequence[uuid.UUID], *, fewest: int, most: int, what: str
+    session: AsyncSession, principal: Principal, run_ids: Sequence[uuid.UUID], *, fewest: int, most: int, what: str
 ) -> tuple[str, list[tuple[Run, str, list[ProblemCounts]]]]:
     """The model and each run's load_counts, for a view over several runs of one model (`what`, e.g. "a sweep");
     a 422 naming `runs` for too few or many ids, a repeated one, or runs of several models."""
     if not fewest <= len(run_ids) <= most or len(set(run_ids)) != len(run_ids):
         raise InvalidInput(["query", "runs"], f"give {fewest} to {most} distinct run ids", [str(r) for r in run_ids])
-    loaded = [await load_counts(session, run_id) for run_id in run_ids]
+    loaded = [await load_counts(session, principal, run_id) for run_id in run_ids]
     models = sorted({run.model for run, _, _ in loaded})
     if len(models) > 1:
         raise InvalidInput(["query", "runs"], f"{what} is one model's runs; these are of {', '.join(models)}", models)
@@ -242,9 +245,10 @@ class MetricsCache:
         return metrics
 
 
-async def metrics_etag(session: AsyncSession, run_id: uuid.UUID, query: str) -> str:
-    """A strong ETag for the run's metrics under this query, from the run's current state; 404 for no run."""
-    state = await MetricsRepository(session).run_state(run_id)
+async def metrics_etag(session: AsyncSession, principal: Principal, run_id: uuid.UUID, query: str) -> str:
+    """A strong ETag for the run's metrics under this query, from the run's current state; 404 for no run (or
+    another project's: the ETag, and the cached figures it names, are reached only past this check)."""
+    state = await MetricsRepository(session).run_state(principal, run_id)
     if state is None:
         raise NotFound("run", run_id)
     digest = hashlib.sha256(repr((str(run_id), *state, query)).encode()).hexdigest()[:32]
@@ -252,10 +256,11 @@ async def metrics_etag(session: AsyncSession, run_id: uuid.UUID, query: str) -> 
 
 
 async def run_metrics(
-    session: AsyncSession, run_id: uuid.UUID, options: Options, *, diversity: bool = False, bins: int = 10
+    session: AsyncSession, principal: Principal, run_id: uuid.UUID, options: Options, *, diversity: bool = False,
+    bins: int = 10,
 ) -> RunMetrics:
     # Distinct programs read every completion (~0.2 s per 200,000 samples): only when asked.
-    run, _, counts = await load_counts(session, run_id, distinct_programs=diversity)
+    run, _, counts = await load_counts(session, principal, run_id, distinct_programs=diversity)
     finished = [p for p in counts if p.finished]
     partial_ = len(finished) < len(counts)
     summary: RunEstimates | None = None
@@ -413,7 +418,9 @@ def _results(problems: Sequence[ProblemCounts], ks: list[int]) -> tuple[list[Pro
     return _per_problem(problems, ks), curves(problems)
 
 
-async def problem_results(session: AsyncSession, run_id: uuid.UUID, ks: list[int]) -> ProblemResults:
-    _, _, counts = await load_counts(session, run_id, distinct_programs=True)
+async def problem_results(
+    session: AsyncSession, principal: Principal, run_id: uuid.UUID, ks: list[int]
+) -> ProblemResults:
+    _, _, counts = await load_counts(session, principal, run_id, distinct_programs=True)
     problems, curve_points = await anyio.to_thread.run_sync(_results, counts, ks)
     return ProblemResults(run_id=run_id, ks=ks, problems=problems, curves=curve_points)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from service.auth.dependencies import CallerDep
 from service.dependencies import SessionDep
 from service.multirun import MultiRunDep, comparison_responses
 from service.multilang import service as multilang_service
@@ -23,5 +24,5 @@ router = APIRouter(prefix="/v1/languages", tags=["languages"])
     ),
     responses=comparison_responses("A run has no finished problem yet"),
 )
-async def compare_languages(session: SessionDep, query: MultiRunDep) -> LanguageComparison:
-    return await multilang_service.compare(session, query)
+async def compare_languages(session: SessionDep, principal: CallerDep, query: MultiRunDep) -> LanguageComparison:
+    return await multilang_service.compare(session, principal, query)

@@ -9,6 +9,7 @@ import anyio.to_thread
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.auth.principal import Principal
 from service.datasets.repository import DatasetRepository
 from service.datasets.service import toolchains
 from service.exceptions import Conflict, InvalidInput
@@ -27,16 +28,15 @@ def _points(ks: list[int], intervals: list[Interval]) -> list[KPoint]:
     return [KPoint(k=k, pass_at_k=interval_out(iv)) for k, iv in zip(ks, intervals, strict=True)]
 
 
-async def compare(session: AsyncSession, query: MultiRunQuery) -> LanguageComparison:
+async def compare(session: AsyncSession, principal: Principal, query: MultiRunQuery) -> LanguageComparison:
     ks, resamples, confidence, seed, method = query.ks, query.resamples, query.confidence, query.seed, query.method
     model, loaded = await load_runs_of_one_model(
-        session, query.run_ids, fewest=1, most=MAX_RUNS, what="a language comparison"
+        session, principal, query.run_ids, fewest=1, most=MAX_RUNS, what="a language comparison"
     )
     datasets = DatasetRepository(session)
     rows: dict[str, tuple] = {}
     for run, _, counts in loaded:
-        dataset = await datasets.get(run.dataset_id)
-        assert dataset is not None  # a run's dataset is never deleted (RESTRICT)
+        dataset = await datasets.of_run(run.dataset_id)
         if dataset.language in rows:
             other = rows[dataset.language][0]
             raise InvalidInput(["query", "runs"], f"runs {other.id} and {run.id} are both in {dataset.language}: "

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Response, status
 
+from service.auth.dependencies import CallerDep
 from service.compare.service import CompareOptions
 from service.datasets.schemas import StorableStr
 from service.dependencies import SessionDep, openapi_error
@@ -32,28 +33,33 @@ RuleRef = Annotated[StorableStr, Path(max_length=300, description="The rule's na
         "Write the rule down before the candidate's run: each clause bounds one figure on one side "
         "(`max_drop`, `max_increase`, `max_relative_increase` on candidate - base; `max`, `min` on the candidate's "
         "own value). Its `created_at` is kept, so a verdict can show that the rule predates the run. The same "
-        "name with the same content again returns the stored rule (200); other content under a taken name is a 409."
+        "name with the same content again returns the stored rule (200); other content under a name the project "
+        "has taken is a 409. Names are the project's: a rule of the same name in another project is another rule, "
+        "and a name is only ever looked up in the caller's project."
     ),
     responses={
         200: {"description": "The same rule was stored before: the stored one", "model": ReleaseRuleRead},
         409: openapi_error("The name is taken by another rule", {"detail": "release rule 'x' already exists"}),
     },
 )
-async def create_rule(body: ReleaseRuleCreate, session: SessionDep, response: Response) -> ReleaseRuleRead:
-    created, rule = await release_service.create(session, body)
+async def create_rule(
+    body: ReleaseRuleCreate, session: SessionDep, response: Response, principal: CallerDep
+) -> ReleaseRuleRead:
+    created, rule = await release_service.create(session, principal, body)
     if not created:
         response.status_code = status.HTTP_200_OK
     return rule
 
 
-@router.get("", response_model=ReleaseRuleList, summary="List release rules, newest first")
-async def list_rules(session: SessionDep) -> ReleaseRuleList:
-    return await release_service.list_rules(session)
+@router.get("", response_model=ReleaseRuleList, summary="List the project's release rules, newest first")
+async def list_rules(session: SessionDep, principal: CallerDep) -> ReleaseRuleList:
+    return await release_service.list_rules(session, principal)
 
 
-@router.get("/{rule}", response_model=ReleaseRuleRead, summary="One release rule, by name or id", responses=_NOT_FOUND)
-async def get_rule(rule: RuleRef, session: SessionDep) -> ReleaseRuleRead:
-    return await release_service.get(session, rule)
+@router.get("/{rule}", response_model=ReleaseRuleRead, summary="One of the project's release rules, by name or id",
+            responses=_NOT_FOUND)
+async def get_rule(rule: RuleRef, session: SessionDep, principal: CallerDep) -> ReleaseRuleRead:
+    return await release_service.get(session, principal, rule)
 
 
 @router.get(
@@ -73,6 +79,7 @@ async def get_rule(rule: RuleRef, session: SessionDep) -> ReleaseRuleRead:
 async def evaluate_rule(
     rule: RuleRef,
     session: SessionDep,
+    principal: CallerDep,
     base: Annotated[uuid.UUID, Query(description="The reference run")],
     candidate: Annotated[uuid.UUID, Query(description="The run that would ship")],
     intersection: Annotated[bool, Query(description="Allow runs on different datasets")] = False,
@@ -80,7 +87,7 @@ async def evaluate_rule(
     seed: SeedQuery = 0,
 ) -> ReleaseEvaluation:
     options = CompareOptions(ks=[], intersection=intersection, resamples=resamples, seed=seed, items_limit=0)
-    comparison = await release_service.evaluate_runs(session, rule, base, candidate, options)
+    comparison = await release_service.evaluate_runs(session, principal, rule, base, candidate, options)
     assert comparison.release is not None
     return comparison.release
 

@@ -87,7 +87,9 @@ class ReleaseRuleCreate(BaseModel):
         },
     )
 
-    name: Key = Field(description="Unique; a rule is never changed once stored (store a new name instead).")
+    name: Key = Field(
+        description="Unique in the project; a rule is never changed once stored (store a new name instead)."
+    )
     description: Annotated[StorableStr, Field(max_length=2000)] | None = None
     confidence: float = Field(0.95, gt=0, lt=1, description="Of the intervals the clauses are judged on.")
     clauses: list[Clause] = Field(min_length=1, max_length=20)

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.compare.schemas import Comparison
 from service.compare.service import CompareOptions, compare_runs
+from service.auth.principal import Principal
 from service.exceptions import Conflict, NotFound
 from service.models import ReleaseRule, Run
 from service.release.repository import ReleaseRuleRepository
@@ -64,14 +65,15 @@ def _stored(body: ReleaseRuleCreate) -> dict[str, Any]:
     }
 
 
-async def create(session: AsyncSession, body: ReleaseRuleCreate) -> tuple[bool, ReleaseRuleRead]:
-    """(created, rule). The same name with the same content again is the same rule; different content is a 409."""
+async def create(session: AsyncSession, principal: Principal, body: ReleaseRuleCreate) -> tuple[bool, ReleaseRuleRead]:
+    """(created, rule) in the caller's project. The same name with the same content again is the same rule;
+    different content is a 409. Another project's rule of the same name is another rule."""
     repository = ReleaseRuleRepository(session)
     values = _stored(body)
-    rule = await repository.insert({"id": uuid.uuid4(), "name": body.name, **values})
+    rule = await repository.insert({"id": uuid.uuid4(), "project_id": principal.project_id, "name": body.name, **values})
     if rule is not None:
         return True, _read(rule)
-    existing = await repository.by_name(body.name)
+    existing = await repository.by_name(principal, body.name)
     assert existing is not None
     same = {"description": existing.description, "confidence": existing.confidence, "clauses": existing.clauses}
     if same != values:
@@ -82,25 +84,26 @@ async def create(session: AsyncSession, body: ReleaseRuleCreate) -> tuple[bool, 
     return False, _read(existing)
 
 
-async def get(session: AsyncSession, rule: str) -> ReleaseRuleRead:
-    return _read(await _find(session, rule))
+async def get(session: AsyncSession, principal: Principal, rule: str) -> ReleaseRuleRead:
+    return _read(await _find(session, principal, rule))
 
 
-async def _find(session: AsyncSession, rule: str) -> ReleaseRule:
+async def _find(session: AsyncSession, principal: Principal, rule: str) -> ReleaseRule:
+    """A rule by id, or by name in the caller's project."""
     repository = ReleaseRuleRepository(session)
     found = None
     try:
-        found = await repository.by_id(uuid.UUID(rule))
+        found = await repository.by_id(principal, uuid.UUID(rule))
     except ValueError:
         pass
-    found = found or await repository.by_name(rule)
+    found = found or await repository.by_name(principal, rule)
     if found is None:
         raise NotFound("release rule", repr(rule))
     return found
 
 
-async def list_rules(session: AsyncSession) -> ReleaseRuleList:
-    return ReleaseRuleList(items=[_read(r) for r in await ReleaseRuleRepository(session).list_all()])
+async def list_rules(session: AsyncSession, principal: Principal) -> ReleaseRuleList:
+    return ReleaseRuleList(items=[_read(r) for r in await ReleaseRuleRepository(session).list_all(principal)])
 
 
 def _judge_clause(clause: Clause, comparison: Comparison) -> ClauseResult:
@@ -169,16 +172,17 @@ def evaluate(rule: ReleaseRuleRead, comparison: Comparison, candidate: Run) -> R
 
 
 async def evaluate_runs(
-    session: AsyncSession, rule_ref: str, base_id: uuid.UUID, candidate_id: uuid.UUID, options: CompareOptions
+    session: AsyncSession, principal: Principal, rule_ref: str, base_id: uuid.UUID, candidate_id: uuid.UUID,
+    options: CompareOptions,
 ) -> Comparison:
     """The comparison under the rule's confidence, with the pass@k it needs, and the rule's verdict in `release`."""
-    rule = await get(session, rule_ref)
+    rule = await get(session, principal, rule_ref)
     ks = list(options.ks) + [k for k in rule_ks(rule) if k not in options.ks]
     ks = ks or [1]
     comparison = await compare_runs(
-        session, base_id, candidate_id, replace(options, ks=ks, confidence=rule.confidence)
+        session, principal, base_id, candidate_id, replace(options, ks=ks, confidence=rule.confidence)
     )
-    candidate = await RunRepository(session).get(candidate_id)
+    candidate = await RunRepository(session).get(principal, candidate_id)
     assert candidate is not None  # compare_runs found it
     comparison.release = evaluate(rule, comparison, candidate)
     return comparison

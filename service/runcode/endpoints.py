@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
+from service.auth.dependencies import CallerDep
 from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import wait_for_run_end
 from service.dependencies import SessionDep, SettingsDep, commit_now
@@ -31,13 +32,14 @@ QUEUE_ALLOWANCE_S = 60.0
     ),
 )
 async def run_code(
-    body: RunCodeRequest, request: Request, response: Response, session: SessionDep, settings: SettingsDep
+    body: RunCodeRequest, request: Request, response: Response, session: SessionDep, settings: SettingsDep,
+    principal: CallerDep,
 ) -> RunCodeResponse:
-    run = await runcode_service.submit(session, settings, body, request.state.principal.key_id)
+    run = await runcode_service.submit(session, settings, principal, body)
     await commit_now(session)  # workers must see the run while this request waits for it
     limit = min(body.run_timeout, settings.max_time_limit_s)
     ended = await wait_for_run_end(
-        request.app, run.id, min(settings.max_wait_s, 2 * limit + QUEUE_ALLOWANCE_S), full=False
+        request.app, principal, run.id, min(settings.max_wait_s, 2 * limit + QUEUE_ALLOWANCE_S), full=False
     )
     response.headers["X-Passk-Run"] = str(run.id)
     if ended is None:

@@ -12,11 +12,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
+from service.auth.principal import Principal
 from service.datasets.repository import DatasetRepository
 from service.delivery.states import RunPriority
 from service.exceptions import InvalidInput
 from service.formats.run import completion_for
-from service.models import Dataset, Sample
+from service.models import Sample
 from service.runcode.schemas import (
     SUPPORTED_LANGUAGES,
     CommandRunResult,
@@ -35,19 +36,20 @@ DIGEST = hashlib.sha256(b"passk run_code dataset v1: one problem of format run")
 MODEL = "run_code"
 
 
-async def _dataset_id(session: AsyncSession) -> uuid.UUID:
-    """The dataset holding the one `run` problem, made on first use (concurrent first uses agree)."""
+async def _dataset_id(session: AsyncSession, principal: Principal) -> uuid.UUID:
+    """The project's dataset holding the one `run` problem, made on first use (concurrent first uses agree): each
+    project's /run_code runs are its own, on a dataset of its own."""
     datasets = DatasetRepository(session)
-    found = await datasets.get_by_name_digest(DATASET_NAME, DIGEST)
+    found = await datasets.get_by_name_digest(principal.project_id, DATASET_NAME, DIGEST)
     if found is not None:
         return found.id
     created = await datasets.insert_if_absent(
-        {"id": uuid.uuid4(), "name": DATASET_NAME, "digest": DIGEST, "problem_count": 1}
+        {"id": uuid.uuid4(), "project_id": principal.project_id, "name": DATASET_NAME, "digest": DIGEST,
+         "problem_count": 1}
     )
     if created is None:
-        found = (await session.execute(
-            select(Dataset).where(Dataset.name == DATASET_NAME, Dataset.digest == DIGEST)
-        )).scalar_one()
+        found = await datasets.get_by_name_digest(principal.project_id, DATASET_NAME, DIGEST)
+        assert found is not None  # ON CONFLICT saw it
         return found.id
     await datasets.insert_problems([{
         "dataset_id": created.id, "position": 0, "key": PROBLEM_KEY, "prompt": "", "test": "", "entry_point": "",
@@ -72,9 +74,9 @@ def _check(body: RunCodeRequest) -> None:
             raise InvalidInput(["body", "files", path], f"file {path!r} is not valid base64", None) from None
 
 
-async def submit(session: AsyncSession, settings: Settings, body: RunCodeRequest, api_key_id: uuid.UUID) -> RunRead:
+async def submit(session: AsyncSession, settings: Settings, principal: Principal, body: RunCodeRequest) -> RunRead:
     _check(body)
-    dataset_id = await _dataset_id(session)
+    dataset_id = await _dataset_id(session, principal)
     run = RunCreate(
         dataset_id=dataset_id,
         model=MODEL,
@@ -84,10 +86,11 @@ async def submit(session: AsyncSession, settings: Settings, body: RunCodeRequest
         samples=[{"problem_id": PROBLEM_KEY, "completion": completion_for(body.code, body.stdin or "", body.files)}],  # type: ignore[list-item]
         priority=RunPriority.INTERACTIVE,
     )
-    return await run_service.create(session, settings, run, api_key_id)
+    return await run_service.create(session, settings, principal, run)
 
 
 async def answer(session: AsyncSession, run_id: uuid.UUID) -> tuple[RunCodeResponse, int | None]:
+    """The answer to the /run_code request that has just made (and waited for) this run."""
     sample = (await session.execute(select(Sample).where(Sample.run_id == run_id))).scalar_one()
     return to_response(sample), sample.id
 

@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 
 from sandbox.verdicts import Verdict
 from service import idempotency
+from service.auth.dependencies import CallerDep
 from service.datasets.schemas import StorableStr
 from service.delivery.admission import QUEUE_FULL
 from service.delivery.events import event_stream, wait_for_run_end
@@ -75,6 +76,7 @@ async def create_run(
     request: Request,
     session: SessionDep,
     settings: SettingsDep,
+    principal: CallerDep,
     idempotency_key: IdempotencyKeyHeader = None,
     wait: Annotated[
         float,
@@ -82,26 +84,26 @@ async def create_run(
     ] = 0,
 ) -> Any:
     async def produce() -> tuple[int, RunRead]:
-        principal = request.state.principal
-        return status.HTTP_202_ACCEPTED, await run_service.create(session, settings, body, principal.key_id)
+        return status.HTTP_202_ACCEPTED, await run_service.create(session, settings, principal, body)
 
-    response = await idempotency.respond_once(session, request, idempotency_key, produce)
+    response = await idempotency.respond_once(session, request, principal, idempotency_key, produce)
     if wait <= 0 or response.status_code != status.HTTP_202_ACCEPTED:
         return response
     # The request's one transaction, committed now rather than after the return: workers must see the run
     # while this request waits for it (and the admission lock must not be held meanwhile).
     await commit_now(session)
     run_id = uuid.UUID(json.loads(bytes(response.body))["id"])
-    ended = await wait_for_run_end(request.app, run_id, min(wait, settings.max_wait_s))
+    ended = await wait_for_run_end(request.app, principal, run_id, min(wait, settings.max_wait_s))
     if ended is None:
         return response
     return JSONResponse(jsonable_encoder(ended), status_code=status.HTTP_200_OK)
 
 
-@router.get("", response_model=RunList, summary="List runs, newest first")
+@router.get("", response_model=RunList, summary="List the project's runs, newest first")
 async def list_runs(
     session: SessionDep,
     settings: SettingsDep,
+    principal: CallerDep,
     dataset_id: Annotated[uuid.UUID | None, Query(description="Only runs of this dataset")] = None,
     model: Annotated[StorableStr | None, Query(max_length=300, description="Only runs of this model")] = None,
     status: Annotated[RunState | None, Query(description="Only runs in this state")] = None,
@@ -125,7 +127,7 @@ async def list_runs(
     offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
 ) -> RunList:
     return await run_service.list_runs(
-        session, settings, dataset_id=dataset_id, model=model, limit=limit, offset=offset,
+        session, settings, principal, dataset_id=dataset_id, model=model, limit=limit, offset=offset,
         status=status, tag=tag, archived={"exclude": False, "include": None, "only": True}[archived], search=q, id_prefix=id_prefix, order=sort,
     )
 
@@ -141,8 +143,10 @@ async def list_runs(
     ),
     responses={**RUN_NOT_FOUND, 422: openapi_422("Unknown field or a bad value", {"detail": []})},
 )
-async def update_run(run_id: uuid.UUID, body: RunUpdate, session: SessionDep, settings: SettingsDep) -> RunRead:
-    return await run_service.update(session, settings, run_id, body)
+async def update_run(
+    run_id: uuid.UUID, body: RunUpdate, session: SessionDep, settings: SettingsDep, principal: CallerDep
+) -> RunRead:
+    return await run_service.update(session, settings, principal, run_id, body)
 
 
 @router.get(
@@ -157,12 +161,15 @@ async def update_run(run_id: uuid.UUID, body: RunUpdate, session: SessionDep, se
     ),
     responses={**RUN_NOT_FOUND, 304: {"description": "Unchanged since the `ETag` sent as `If-None-Match`"}},
 )
-async def get_run(run_id: uuid.UUID, request: Request, session: SessionDep, settings: SettingsDep) -> Response:
+async def get_run(
+    run_id: uuid.UUID, request: Request, session: SessionDep, settings: SettingsDep, principal: CallerDep
+) -> Response:
     async def render() -> bytes:
-        return (await run_service.get(session, settings, run_id)).model_dump_json().encode()
+        return (await run_service.get(session, settings, principal, run_id)).model_dump_json().encode()
 
-    # Polls of this run that the server received together share one query and one rendering.
-    body = await _status_polls(request).run(run_id, render)
+    # Polls of this run that the server received together, from callers who see the same runs, share one query
+    # and one rendering.
+    body = await _status_polls(request).run((run_id, principal.admin or principal.project_id), render)
     headers = {"ETag": f'"{hashlib.blake2b(body, digest_size=16).hexdigest()}"', "Cache-Control": "no-cache"}
     if etag_matches(request, headers["ETag"]):
         return Response(status_code=status.HTTP_304_NOT_MODIFIED, headers=headers)
@@ -201,8 +208,8 @@ _CANCEL_DESCRIPTION = (
     responses=_CANCEL_RESPONSES,
     name="delete_run",  # its own operation id
 )
-async def cancel_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep) -> RunRead:
-    return await run_service.cancel(session, settings, run_id)
+async def cancel_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsDep, principal: CallerDep) -> RunRead:
+    return await run_service.cancel(session, settings, principal, run_id)
 
 
 @router.get(
@@ -212,13 +219,15 @@ async def cancel_run(run_id: uuid.UUID, session: SessionDep, settings: SettingsD
     description=(
         "Keyset-paginated by sample id: pass `next_cursor` back as `cursor` until it is null. Each sample carries "
         "its reward-hack `flags` (what only a forger does, as the sandbox saw it); `flagged=true` lists the "
-        "flagged samples only (read from an index of them: cheap on any run), `flag=NAME` those with that flag."
+        "flagged samples only (read from an index of them: cheap on any run), `flag=NAME` those with that flag. "
+        "On another project's dataset whose tests are hidden, a sample's details are withheld (`hidden`)."
     ),
     responses=RUN_NOT_FOUND,
 )
 async def list_samples(
     run_id: uuid.UUID,
     session: SessionDep,
+    principal: CallerDep,
     problem_id: Annotated[StorableStr | None, Query(max_length=300, description="The dataset's problem id")] = None,
     verdict: Annotated[Verdict | None, Query()] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -231,6 +240,7 @@ async def list_samples(
 ) -> SamplePage:
     return await run_service.samples(
         session,
+        principal,
         run_id,
         problem_key=problem_id,
         verdict=verdict,
@@ -261,10 +271,11 @@ async def list_samples(
 async def run_events(
     run_id: uuid.UUID,
     request: Request,
+    principal: CallerDep,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID", max_length=40)] = None,
     after: Annotated[int | None, Query(ge=0, le=2**62, description="Resume after this event id")] = None,
 ) -> Response:
-    return await event_stream(request, run_id, after if after is not None else _event_number(last_event_id))
+    return await event_stream(request, principal, run_id, after if after is not None else _event_number(last_event_id))
 
 
 def _event_number(value: str | None) -> int:

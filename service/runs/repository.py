@@ -12,8 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
+from service.auth.principal import Principal
 from service.flags import FLAGS
 from service.models import Dataset, Problem, Run, Sample, WebhookDelivery
+from service.projects.ownership import owned, owned_param, ownership_params
 from service.states import RunState, SampleState
 
 _COPY_SAMPLES = (
@@ -27,6 +29,7 @@ _SAMPLE_COLUMNS = (
     Sample.stderr, Sample.stdout_truncated, Sample.stderr_truncated, Sample.finished_at, Sample.cached, Sample.rerun,
     Sample.cost, Sample.latency_ms, Sample.input_tokens, Sample.output_tokens, Sample.confidence, Sample.steps,
     Sample.failure, Sample.event, func.coalesce(Sample.flags, text("'{}'::text[]")).label("flags"),
+    Problem.hidden_tests.label("problem_hides_tests"), Sample.problem_id.label("problem_row"),
 )
 
 
@@ -117,7 +120,7 @@ def _run_with_progress() -> Any:
     return (
         select(*Run.__table__.c, *header, counts, _flag_counts(run_id))
         .join_from(Run.__table__, Dataset.__table__, Dataset.id == Run.dataset_id)
-        .where(Run.id == run_id)
+        .where(Run.id == run_id, owned_param(Run.__table__.c.project_id))
     )
 
 
@@ -150,23 +153,25 @@ class RunRepository:
         # Delivered at commit, so a worker never wakes for samples it cannot see yet.
         await self.session.execute(text("NOTIFY passk_samples"))
 
-    async def get(self, run_id: uuid.UUID, *, for_update: bool = False) -> Run | None:
-        statement = select(Run).where(Run.id == run_id)
+    async def get(self, principal: Principal, run_id: uuid.UUID, *, for_update: bool = False) -> Run | None:
+        """One of the caller's runs (any run for an operator); None for another project's as for no run."""
+        statement = select(Run).where(Run.id == run_id, owned(principal, Run.project_id))
         if for_update:
             statement = statement.with_for_update()
         return (await self.session.execute(statement)).scalar_one_or_none()
 
     async def get_with_progress(
-        self, run_id: uuid.UUID
+        self, principal: Principal, run_id: uuid.UUID
     ) -> tuple[Row[Any], DatasetHeader, list[tuple[str, str | None, int]], FlagCounts] | None:
         """The run's columns (a Core row, not an ORM instance), its dataset's header, its (state, verdict, count)
         groups and its reward-hack counts in one round trip.
 
         The counts are one grouped count answered from ix_samples_run_problem (state and verdict are INCLUDEd)
         and one count over ix_samples_flagged (the flagged samples alone), each returned as a JSON scalar. The
-        statement is built once (_RUN_WITH_PROGRESS): a poll only binds the id.
+        statement is built once (_RUN_WITH_PROGRESS): a poll only binds the id and the caller's project.
         """
-        row = (await self.session.execute(_RUN_WITH_PROGRESS, {"run_id": run_id})).one_or_none()
+        params = {"run_id": run_id, **ownership_params(principal)}
+        row = (await self.session.execute(_RUN_WITH_PROGRESS, params)).one_or_none()
         if row is None:
             return None
         run_columns = len(Run.__table__.c)
@@ -179,6 +184,7 @@ class RunRepository:
 
     async def list_page(
         self,
+        principal: Principal,
         *,
         dataset_id: uuid.UUID | None,
         model: str | None,
@@ -192,8 +198,8 @@ class RunRepository:
         order: str = "newest",
     ) -> tuple[list[tuple[Run, DatasetHeader, int]], int]:
         """A page of runs with their dataset's header and their flagged samples' count (ix_samples_flagged), and
-        how many runs match."""
-        filters: list[Any] = []
+        how many runs match. The caller's project's runs only (every project's for an operator)."""
+        filters: list[Any] = [owned(principal, Run.project_id)]
         if dataset_id is not None:
             filters.append(Run.dataset_id == dataset_id)
         if model is not None:
@@ -235,9 +241,11 @@ class RunRepository:
         total = (await self.session.execute(counted)).scalar_one()
         return [_with_header(row) for row in (await self.session.execute(statement)).all()], int(total)
 
-    async def update_fields(self, run_id: uuid.UUID, values: dict[str, Any]) -> bool:
-        """Set display_name / note / tags / archived; False if there is no such run."""
-        statement = update(Run).where(Run.id == run_id).values(**values).returning(Run.id)
+    async def update_fields(self, principal: Principal, run_id: uuid.UUID, values: dict[str, Any]) -> bool:
+        """Set display_name / note / tags / archived; False if the caller has no such run."""
+        statement = (
+            update(Run).where(Run.id == run_id, owned(principal, Run.project_id)).values(**values).returning(Run.id)
+        )
         return (await self.session.execute(statement.execution_options(synchronize_session=False))).first() is not None
 
     async def cancel_queued_samples(self, run_id: uuid.UUID) -> None:
@@ -291,6 +299,11 @@ class RunRepository:
         if after is not None:
             statement = statement.where(Sample.id > after)
         return (await self.session.execute(statement.order_by(Sample.id).limit(limit))).all()
+
+    async def problem_tests(self, problem_ids: Iterable[int]) -> dict[int, str]:
+        """The tests' source of these problems (to number a hidden test's failing assertion)."""
+        statement = select(Problem.id, Problem.test).where(Problem.id.in_(list(problem_ids)))
+        return {id_: test for id_, test in (await self.session.execute(statement)).all()}
 
     async def webhook_attempts(self, run_id: uuid.UUID) -> Sequence[WebhookDelivery]:
         statement = select(WebhookDelivery).where(WebhookDelivery.run_id == run_id).order_by(WebhookDelivery.id)

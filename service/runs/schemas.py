@@ -371,10 +371,15 @@ class SampleRead(BaseModel):
         description=(
             "What failed: for humaneval/mbpp the first failing assertion (`line`, `source`, and `expected` / "
             "`actual` where plain values), for stdio/call the first failing case (`index`, `input`, `expected`, "
-            "`got`, truncated)."
+            "`got`, truncated). When the problem's tests are hidden from the caller (`hidden`), only `kind` "
+            "(`assertion`, `case`) and the 0-based `index` of the failing assertion or case."
         ),
     )
     event: int | None = Field(None, description="This sample's number among its run's events (Last-Event-ID).")
+    hidden: bool = Field(
+        False, description="The problem's tests are hidden from the caller (another project's dataset): `detail`, "
+        "`stdout`, `stderr`, exit status, signal and timings are withheld, `failure` names the case and the kind only.",
+    )
     flags: list[str] = Field(
         default_factory=list,
         description="Reward-hack flags: what only a forger does, as the sandbox saw this sample's program do it "

@@ -11,6 +11,8 @@ from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
+from service import hidden_tests
+from service.auth.principal import Principal
 from service.datasets.repository import DatasetRepository
 from service.datasets.service import check_compile_limits, check_limits
 from service.delivery.admission import admit
@@ -135,9 +137,8 @@ def _sample_rows(run_id: uuid.UUID, body: RunCreate, problem_ids: dict[str, int]
         next_index[problem] += 1
 
 
-async def create(
-    session: AsyncSession, settings: Settings, body: RunCreate, api_key_id: uuid.UUID | None = None
-) -> RunRead:
+async def create(session: AsyncSession, settings: Settings, principal: Principal, body: RunCreate) -> RunRead:
+    """A run of the caller's project, on one of its datasets or on a dataset another project shares."""
     if len(body.samples) > settings.max_samples_per_run:
         raise InvalidInput(
             ["body", "samples"], f"{len(body.samples)} samples; at most {settings.max_samples_per_run} per run"
@@ -145,7 +146,7 @@ async def create(
     check_limits(settings, ["body"], body.time_limit_s, body.memory_mb)
     _check_completions(body, settings)
     datasets = DatasetRepository(session)
-    dataset = await datasets.get(body.dataset_id)
+    dataset = await datasets.get(principal, body.dataset_id)
     if dataset is None:
         raise InvalidInput(["body", "dataset_id"], f"dataset {body.dataset_id} not found", str(body.dataset_id))
     check_compile_limits(settings, ["body"], dataset.language, body.compile_time_limit_s, body.compile_memory_mb)
@@ -164,13 +165,14 @@ async def create(
         except RefusedTarget as exc:
             raise InvalidInput(["body", "callback_url"], str(exc), body.callback_url) from None
     # Last: the admission lock is held until this request commits.
-    await admit(session, settings, api_key_id, len(body.samples))
+    await admit(session, settings, principal.key_id, len(body.samples))
 
     repository = RunRepository(session)
     run = await repository.insert(
         {
+            "project_id": principal.project_id,
             "priority": body.priority.value,
-            "api_key_id": api_key_id,
+            "api_key_id": principal.key_id,
             "callback_url": body.callback_url,
             "id": uuid.uuid4(),
             "dataset_id": dataset.id,
@@ -199,9 +201,9 @@ async def create(
     return RunRead(**summary.model_dump(), progress=progress)
 
 
-async def get(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> RunRead:
+async def get(session: AsyncSession, settings: Settings, principal: Principal, run_id: uuid.UUID) -> RunRead:
     repository = RunRepository(session)
-    found = await repository.get_with_progress(run_id)
+    found = await repository.get_with_progress(principal, run_id)
     if found is None:
         raise NotFound("run", run_id)
     run, dataset, counts, flagged = found
@@ -223,6 +225,7 @@ async def get(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> R
 async def list_runs(
     session: AsyncSession,
     settings: Settings,
+    principal: Principal,
     *,
     dataset_id: uuid.UUID | None,
     model: str | None,
@@ -231,7 +234,7 @@ async def list_runs(
     **filters: Any,
 ) -> RunList:
     rows, total = await RunRepository(session).list_page(
-        dataset_id=dataset_id, model=model, limit=limit, offset=offset, **filters
+        principal, dataset_id=dataset_id, model=model, limit=limit, offset=offset, **filters
     )
     items = [
         RunListItem(**_summary_fields(settings, run, dataset), flagged_samples=flagged) for run, dataset, flagged in rows
@@ -239,7 +242,9 @@ async def list_runs(
     return RunList(items=items, total=total, limit=limit, offset=offset)
 
 
-async def update(session: AsyncSession, settings: Settings, run_id: uuid.UUID, body: RunUpdate) -> RunRead:
+async def update(
+    session: AsyncSession, settings: Settings, principal: Principal, run_id: uuid.UUID, body: RunUpdate
+) -> RunRead:
     """Only the fields sent change; `null` clears display_name or note."""
     values = body.model_dump(exclude_unset=True)
     if values.get("tags") is None:
@@ -249,15 +254,15 @@ async def update(session: AsyncSession, settings: Settings, run_id: uuid.UUID, b
     if values.get("archived") is None:
         values.pop("archived", None)
     repository = RunRepository(session)
-    if values and not await repository.update_fields(run_id, values):
+    if values and not await repository.update_fields(principal, run_id, values):
         raise NotFound("run", run_id)
-    return await get(session, settings, run_id)
+    return await get(session, settings, principal, run_id)
 
 
-async def cancel(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -> RunRead:
+async def cancel(session: AsyncSession, settings: Settings, principal: Principal, run_id: uuid.UUID) -> RunRead:
     repository = RunRepository(session)
     # Row lock: a worker finishing the run at the same moment either wins (409) or sees it cancelled.
-    run = await repository.get(run_id, for_update=True)
+    run = await repository.get(principal, run_id, for_update=True)
     if run is None:
         raise NotFound("run", run_id)
     if run.status in (RunState.COMPLETED, RunState.FAILED):
@@ -266,11 +271,12 @@ async def cancel(session: AsyncSession, settings: Settings, run_id: uuid.UUID) -
         await repository.cancel_queued_samples(run_id)
         await repository.mark_cancelled(run)
         await repository.notify_run_ended(run)
-    return await get(session, settings, run_id)
+    return await get(session, settings, principal, run_id)
 
 
 async def samples(
     session: AsyncSession,
+    principal: Principal,
     run_id: uuid.UUID,
     *,
     problem_key: str | None,
@@ -285,9 +291,10 @@ async def samples(
         raise InvalidInput(["query", "flagged"], f"flagged=false lists samples without flags, none of which has {flag}",
                            False)
     repository = RunRepository(session)
-    run = await repository.get(run_id)
+    run = await repository.get(principal, run_id)
     if run is None:
         raise NotFound("run", run_id)
+    dataset = await DatasetRepository(session).of_run(run.dataset_id)
     problem_id = None
     if problem_key is not None:
         problem_id = await repository.problem_id(run.dataset_id, problem_key)
@@ -304,6 +311,21 @@ async def samples(
         flagged=flagged,
         flag=flag.value if flag is not None else None,
     )
-    items = [SampleRead.model_validate(row._asdict()) for row in rows[:limit]]
+    shown = [row._asdict() for row in rows[:limit]]
+    if not principal.owns(dataset.project_id):
+        shown = await _withheld_where_hidden(repository, shown, dataset.hidden_tests)
+    items = [SampleRead.model_validate(values) for values in shown]
     next_cursor = str(items[-1].id) if len(rows) > limit else None
     return SamplePage(items=items, next_cursor=next_cursor)
+
+
+async def _withheld_where_hidden(
+    repository: RunRepository, rows: list[dict[str, Any]], dataset_hides: bool
+) -> list[dict[str, Any]]:
+    """Samples of problems with hidden tests, as a caller who is not the dataset's project sees them."""
+    hidden = [row for row in rows if dataset_hides or row["problem_hides_tests"]]
+    if not hidden:
+        return rows
+    tests = await repository.problem_tests({row["problem_row"] for row in hidden})
+    return [hidden_tests.withheld(row, tests.get(row["problem_row"])) if dataset_hides or row["problem_hides_tests"]
+            else row for row in rows]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from service.auth.dependencies import CallerDep
 from service.dependencies import SessionDep
 from service.multirun import MultiRunDep, comparison_responses
 from service.sweeps import service as sweep_service
@@ -24,5 +25,5 @@ router = APIRouter(prefix="/v1/sweeps", tags=["sweeps"])
     ),
     responses=comparison_responses("No problem has finished in every run yet"),
 )
-async def get_sweep(session: SessionDep, query: MultiRunDep) -> Sweep:
-    return await sweep_service.sweep(session, query)
+async def get_sweep(session: SessionDep, principal: CallerDep, query: MultiRunDep) -> Sweep:
+    return await sweep_service.sweep(session, principal, query)

@@ -9,6 +9,7 @@ import anyio.to_thread
 import numpy as np
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.auth.principal import Principal
 from service.exceptions import Conflict, InvalidInput
 from service.metrics.convert import interval_out
 from service.metrics.service import ProblemCounts, check_k_fits, load_runs_of_one_model
@@ -31,9 +32,9 @@ def _compute(per_run: list[np.ndarray], ks: list[int], resamples: int, confidenc
     return sweep_summary(per_run, ks, resamples=resamples, confidence=confidence, seed=seed, method=method)
 
 
-async def sweep(session: AsyncSession, query: MultiRunQuery) -> Sweep:
+async def sweep(session: AsyncSession, principal: Principal, query: MultiRunQuery) -> Sweep:
     ks, resamples, confidence, seed, method = query.ks, query.resamples, query.confidence, query.seed, query.method
-    model, loaded = await load_runs_of_one_model(session, query.run_ids, fewest=2, most=MAX_RUNS, what="a sweep")
+    model, loaded = await load_runs_of_one_model(session, principal, query.run_ids, fewest=2, most=MAX_RUNS, what="a sweep")
     digests = {digest for _, digest, _ in loaded}
     if len(digests) > 1:
         raise InvalidInput(["query", "runs"], "the runs are on different datasets: a sweep compares one dataset", None)

@@ -111,11 +111,13 @@ function flagsBlock(sample) {
 function failureBlock(failure) {
   if (!failure || !["assertion", "case"].includes(failure.kind)) return null;
   const rows = failure.kind === "assertion"
-    ? [["line", failure.line], ["assertion", failure.source], ["expected", failure.expected], ["actual", failure.actual]]
-    : [["case", failure.index === undefined ? undefined : `#${failure.index + 1}`], ["input", failure.input],
+    ? (failure.hidden ? [["assertion", failure.index == null ? undefined : `#${failure.index + 1}`]]
+      : [["line", failure.line], ["assertion", failure.source], ["expected", failure.expected], ["actual", failure.actual]])
+    : [["case", failure.index == null ? undefined : `#${failure.index + 1}`], ["input", failure.input],
        ["expected", failure.expected], ["got", failure.got]];
   return h("div", { class: "failure", id: "sample-failure" },
     h("h3", {}, failure.kind === "assertion" ? "First failing assertion" : "First failing case"),
+    failure.hidden ? h("p", { class: "muted small" }, "The tests are hidden: their inputs and expected outputs are shown to the dataset's project only.") : null,
     h("dl", { class: "facts" }, rows.filter(([, v]) => v !== undefined && v !== null)
       .map(([k, v]) => h("div", {}, h("dt", {}, k), h("dd", { class: "mono" }, String(v))))));
 }
@@ -188,7 +190,12 @@ async function groupIdentical() {
 }
 el("group-identical").addEventListener("click", groupIdentical);
 
-highlightInto(el("test-code").querySelector("code"), `${data.test}\n\ncheck(${data.entry_point})`);
+if (data.tests_hidden) {
+  // Another project's dataset hides its tests: the page never receives them.
+  el("test-code").querySelector("code").textContent = "The tests are hidden: their text, inputs and expected outputs are shown to the dataset's project only.";
+} else {
+  highlightInto(el("test-code").querySelector("code"), `${data.test}\n\ncheck(${data.entry_point})`);
+}
 highlightInto(el("program-code").querySelector("code"), data.prompt, data.prompt.length);
 
 async function start() {

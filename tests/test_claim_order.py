@@ -14,12 +14,13 @@ from service.projects.repository import default_project
 from service.worker import queue
 
 
-def _run(db: Session, dataset: uuid.UUID, problem: int, key: uuid.UUID, priority: str, samples: int) -> uuid.UUID:
+def _run(db: Session, dataset: uuid.UUID, problem: int, key: uuid.UUID | None, priority: str, samples: int) -> uuid.UUID:
+    """A run of the dataset's project, submitted with `key`."""
     run_id = uuid.uuid4()
     db.execute(
         text("INSERT INTO runs (id, project_id, dataset_id, model, sampling, sample_count, priority, api_key_id, "
              "created_at) SELECT :id, project_id, :ds, 'm', '{}', :n, :priority, :key, clock_timestamp() "
-             "FROM api_keys WHERE id = :key"),
+             "FROM datasets WHERE id = :ds"),
         {"id": run_id, "ds": dataset, "n": samples, "priority": priority, "key": key},
     )
     db.execute(

@@ -8,8 +8,8 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from service.auth.keys import SCOPES
-from service.auth.repository import create_key
+from service.api.auth.keys import SCOPES
+from service.api.auth.repository import create_key
 from service.worker import queue
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import uuid
 
-from service.auth import repository
-from service.auth.keys import SCOPES
-from service.database import make_sync_engine, make_sync_sessionmaker, transaction
-from service.embedded_postgres import resolve_database_url
-from service.settings import Settings
+from service.api.auth import repository
+from service.api.auth.keys import SCOPES
+from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.core.embedded_postgres import resolve_database_url
+from service.core.settings import Settings, get_settings
 
 
 def _sessions(settings: Settings):  # noqa: ANN202  (a sessionmaker)
@@ -22,21 +22,21 @@ def create_key(settings: Settings, name: str, scopes: list[str]) -> str:
     return raw
 
 
-def cmd_create(settings: Settings, args: argparse.Namespace) -> int:
-    print(create_key(settings, args.name, args.scope or list(SCOPES)))
+def cmd_create(args: argparse.Namespace) -> int:
+    print(create_key(get_settings(), args.name, args.scope or list(SCOPES)))
     return 0
 
 
-def cmd_list(settings: Settings, _args: argparse.Namespace) -> int:
-    with transaction(_sessions(settings)) as session:
+def cmd_list(_args: argparse.Namespace) -> int:
+    with transaction(_sessions(get_settings())) as session:
         for key in repository.list_keys(session):
             state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
             print(f"{key.id}  pk_{key.prefix}_…  {','.join(key.scopes):12}  {state:18}  {key.name}")
     return 0
 
 
-def cmd_revoke(settings: Settings, args: argparse.Namespace) -> int:
-    with transaction(_sessions(settings)) as session:
+def cmd_revoke(args: argparse.Namespace) -> int:
+    with transaction(_sessions(get_settings())) as session:
         revoked = repository.revoke_key(session, uuid.UUID(args.key_id))
     print("revoked" if revoked else "no active key with that id")
     return 0 if revoked else 1

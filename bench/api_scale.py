@@ -22,11 +22,11 @@ from sqlalchemy import text
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from passk_dev.localstack import create_database, postgres_server  # noqa: E402
-from service.app import create_app  # noqa: E402
-from service.auth.keys import SCOPES  # noqa: E402
-from service.auth.repository import create_key  # noqa: E402
-from service.database import make_sync_engine, make_sync_sessionmaker, transaction  # noqa: E402
-from service.settings import Settings  # noqa: E402
+from service.api.app import create_app  # noqa: E402
+from service.api.auth.keys import SCOPES  # noqa: E402
+from service.api.auth.repository import create_key  # noqa: E402
+from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction  # noqa: E402
+from service.core.settings import Settings  # noqa: E402
 
 
 def _problem(key: str) -> dict:

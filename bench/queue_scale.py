@@ -38,11 +38,11 @@ from passk_dev.localstack import create_database, postgres_server  # noqa: E402
 from passk_dev.proc import parent_pid, tree_cpu_s  # noqa: E402
 from sandbox.executor import Outcome  # noqa: E402
 from sandbox.verdicts import Verdict  # noqa: E402
-from service.database import make_sync_engine, psycopg_url, make_sync_sessionmaker, transaction  # noqa: E402
-from service.models import Dataset, Problem, Run, Sample  # noqa: E402
-from service.projects.repository import default_project  # noqa: E402
-from service.settings import Settings  # noqa: E402
-from service.states import SampleState  # noqa: E402
+from service.core.database import make_sync_engine, psycopg_url, make_sync_sessionmaker, transaction  # noqa: E402
+from service.core.models import Dataset, Problem, Run, Sample  # noqa: E402
+from service.core.settings import Settings  # noqa: E402
+from service.core.states import SampleState  # noqa: E402
+from service.api.projects.repository import default_project
 from service.worker import queue, results  # noqa: E402
 
 TARGET_WORKERS, TARGET_RATE = 64, 20_000

@@ -7,8 +7,8 @@ from logging.config import fileConfig
 from alembic import context
 from sqlalchemy import pool
 
-from service import models  # noqa: F401  (registers the tables on Base.metadata)
-from service.database import Base, make_sync_engine
+from service.core import models  # noqa: F401  (registers the tables on Base.metadata)
+from service.core.database import Base, make_sync_engine
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logging", True):
@@ -21,7 +21,7 @@ def _database_url() -> str:
     url = config.get_main_option("sqlalchemy.url")
     if url:
         return url
-    from service.settings import get_settings
+    from service.core.settings import get_settings
 
     settings = get_settings()
     if not settings.database_url:

@@ -26,14 +26,14 @@ from tenacity import RetryError, Retrying, retry_if_result, stop_after_delay, wa
 
 from sandbox.engine import ensure_engine
 from sandbox.images import ensure_sandbox_image
-from service.auth.keys import SCOPES
-from service.auth.repository import create_key
+from service.api.auth.keys import SCOPES
+from service.api.auth.repository import create_key
 from service.client import PasskClient
-from service.database import make_sync_engine, make_sync_sessionmaker, transaction
-from service.embedded_postgres import EmbeddedPostgres, _free_port
-from service.migrate import REPO_ROOT, upgrade_to_head
-from service.projects.repository import create_project
-from service.settings import Settings
+from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.core.embedded_postgres import EmbeddedPostgres, _free_port
+from service.core.migrate import REPO_ROOT, upgrade_to_head
+from service.core.settings import Settings
+from service.api.projects.repository import create_project
 
 
 def create_database(server_url: str, prefix: str) -> str:

@@ -21,13 +21,13 @@ from passk_dev.localstack import create_database, postgres_server
 from sandbox.engine import ensure_engine
 from sandbox.executor import Sandbox, SandboxSettings
 from sandbox.images import ensure_sandbox_image
-from service.app import create_app
-from service.auth.keys import SCOPES
-from service.auth.repository import create_key
-from service.database import make_async_engine, make_sync_engine, make_sync_sessionmaker
-from service.dependencies import get_session
-from service.projects.repository import create_project
-from service.settings import Settings
+from service.api.app import create_app
+from service.api.auth.keys import SCOPES
+from service.api.auth.repository import create_key
+from service.core.database import make_async_engine, make_sync_engine, make_sync_sessionmaker
+from service.api.dependencies import get_session
+from service.core.settings import Settings
+from service.api.projects.repository import create_project
 
 # The real parts a test needs, as markers (registered in pyproject.toml), so a developer can run one tier:
 # `pytest -m "not db and not docker and not browser and not toolchain"` runs the pure unit tests.

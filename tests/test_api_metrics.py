@@ -359,7 +359,7 @@ async def test_new_parameters_are_validated(client: httpx.AsyncClient) -> None:
 async def test_bca_interval_is_reproducible_and_matches_the_offline_report(
     client: httpx.AsyncClient, db_session: AsyncSession
 ) -> None:
-    from service.report import ProblemRecord, build_report
+    from service.client.report import ProblemRecord, build_report
     from service.statistics.summary import Options
 
     keys = [f"p{i}" for i in range(60)]

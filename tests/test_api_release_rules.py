@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.release.schemas import SHIP_GATE_CLAUSES
+from service.api.release.schemas import SHIP_GATE_CLAUSES
 from tests.conftest import create_dataset
 from tests.test_api_run_figures import _run_with_metadata
 

@@ -14,10 +14,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.verdicts import Verdict
-from service.app import create_app
-from service.auth.keys import SCOPES
-from service.auth.repository import create_key
-from service.settings import Settings
+from service.api.app import create_app
+from service.api.auth.keys import SCOPES
+from service.api.auth.repository import create_key
+from service.core.settings import Settings
 from tests.conftest import create_dataset, create_run, set_verdicts
 
 

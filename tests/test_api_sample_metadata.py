@@ -8,7 +8,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.cli.client_commands import results_rows
+from service.client.commands import results_rows
 from tests.conftest import create_dataset, set_verdicts
 
 

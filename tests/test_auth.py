@@ -9,12 +9,12 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.app import create_app
-from service.auth.cache import VerifiedKeys, forget_everywhere
-from service.auth.principal import Principal
-from service.auth.repository import create_key, revoke_key
-from service.dependencies import get_session
-from service.settings import Settings
+from service.api.app import create_app
+from service.api.auth.cache import VerifiedKeys, forget_everywhere
+from service.api.auth.repository import create_key, revoke_key
+from service.api.dependencies import get_session
+from service.core.settings import Settings
+from service.api.auth.principal import Principal
 from tests.conftest import create_dataset
 
 

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 import httpx
 from fastapi import FastAPI
 
-from service.app import create_app
-from service.settings import Settings
+from service.api.app import create_app
+from service.core.settings import Settings
 
 
 async def test_declared_and_streamed_oversized_bodies_are_refused(settings: Settings) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.cgroups import docker_parent, ensure_parent, shares_to_weight
-from service.settings import Settings
+from service.core.settings import Settings
 from service.worker.runner import Worker
 
 

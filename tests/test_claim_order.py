@@ -8,9 +8,9 @@ import uuid
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from service.auth.keys import SCOPES
-from service.auth.repository import create_key
-from service.projects.repository import default_project
+from service.api.auth.keys import SCOPES
+from service.api.auth.repository import create_key
+from service.api.projects.repository import default_project
 from service.worker import queue
 
 

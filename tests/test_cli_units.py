@@ -6,8 +6,8 @@ import io
 
 import pytest
 
-from service.cli import client_commands
-from service.cli.client_commands import ProgressBar, cli_words, humaneval_result
+from service.client import commands as client_commands
+from service.client.commands import ProgressBar, cli_words, humaneval_result
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import pytest
 from sandbox.languages import cpp
 from sandbox.languages.split import SplitError
 from sandbox.languages.split import TestSource as Source
-from service.datasets.schemas import DatasetCreate
-from service.datasets.service import _validate_split
-from service.exceptions import InvalidInput
+from service.api.datasets.schemas import DatasetCreate
+from service.api.datasets.service import _validate_split
+from service.core.exceptions import InvalidInput
 from tests.languages.conftest import humaneval_x_rows, multipl_e_rows
 
 UNION = ("union Union_std_string_long{\n    std::string f0;\n    long f1;    Union_std_string_long(std::string _f0) : "

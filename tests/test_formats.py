@@ -21,13 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.executor import Outcome, Sandbox
 from sandbox.runtime import compare
-from service.datasets.schemas import DatasetCreate, parse_problem
-from service.datasets.service import digest, format_columns
+from service.api.datasets.schemas import DatasetCreate, parse_problem
+from service.api.datasets.service import digest, format_columns
 from service.formats.mbpp import mbpp_entry_point
 from service.formats import sources
 from service.formats.loader import FormatError, load_problems, load_samples, to_problem
 from passk_dev.programs import build_program
-from service.problems import Program, program_for
+from service.formats.program import Program, program_for
 from tests.sandbox.programs import run_programs
 
 

@@ -9,11 +9,11 @@ import pytest
 
 from sandbox import languages
 from sandbox.runtime.job import to_dict
-from service.datasets.schemas import DatasetCreate
-from service.datasets.service import format_columns
+from service.api.datasets.schemas import DatasetCreate
+from service.api.datasets.service import format_columns
 from service.formats import registry
 from service.formats.loader import to_problem
-from service.problems import program_for
+from service.formats.program import program_for
 from tests.languages.conftest import humaneval_x_rows, multipl_e_rows
 
 

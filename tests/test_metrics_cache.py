@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from service.metrics.service import MetricsCache
-from service.runs.coalesce import Coalescer
+from service.api.metrics.service import MetricsCache
+from service.api.runs.coalesce import Coalescer
 
 
 async def test_concurrent_misses_compute_once_and_later_polls_hit() -> None:

@@ -23,9 +23,9 @@ from fastapi.routing import APIRoute
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from service.auth.keys import SCOPES
-from service.auth.principal import ADMIN
-from service.dashboard.router import router as dashboard_router
+from service.api.auth.keys import SCOPES
+from service.api.auth.principal import ADMIN
+from service.api.dashboard.router import router as dashboard_router
 from tests.conftest import client_for, create_dataset, create_run, problem, project_key, set_verdicts
 
 # Path parameters that name an object, and which of a team's objects fills them.

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from service.cli import main
-from service.report import ReportError, build_report, read_problems, render_table
+from service.client.report import ReportError, build_report, read_problems, render_table
 from service.statistics import pass_at_k
 from service.statistics.summary import Options
 
@@ -148,7 +148,7 @@ def test_interval_does_not_depend_on_row_order(tmp_path: Path) -> None:
 
 
 def test_interval_labels() -> None:
-    from service.metrics.convert import interval_label
+    from service.core.estimates import interval_label
 
     assert interval_label(0.95, "bca", 10_000) == "95 % BCa"
     assert interval_label(0.9, "percentile", 2_000) == "90 % percentile, 2,000 resamples"

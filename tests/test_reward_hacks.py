@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
-from service.flags import FLAGS, canonical, check, described, wire_text
-from service.metrics.service import reward_hack_warning
-from service.runs.repository import FlagCounts
+from service.core.flags import FLAGS, canonical, check, described, wire_text
+from service.api.metrics.service import reward_hack_warning
+from service.api.runs.repository import FlagCounts
 from service.worker import queue
 from service.worker.cache import lookup_cache
 from service.worker.results import record_outcomes

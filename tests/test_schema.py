@@ -16,10 +16,10 @@ from alembic.migration import MigrationContext
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from service import models  # noqa: F401  (registers the tables on Base.metadata)
-from service.database import Base, make_sync_engine
-from service.flags import FLAGS
-from service.migrate import alembic_config
+from service.core import models  # noqa: F401  (registers the tables on Base.metadata)
+from service.core.database import Base, make_sync_engine
+from service.core.flags import FLAGS
+from service.core.migrate import alembic_config
 
 
 def test_models_match_the_migrated_database(database_url: str) -> None:

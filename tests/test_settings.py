@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from service.settings import Settings
+from service.core.settings import Settings
 
 GOOD_SECRET = "x" * 40
 GOOD_URL = "postgresql://passk:Zq8f3LkP0vR7tY2u@db:5432/passk"
@@ -39,7 +39,7 @@ def test_development_uses_a_random_per_process_secret() -> None:
 
 
 def test_development_mode_is_announced(caplog: pytest.LogCaptureFixture) -> None:
-    from service.app import create_app
+    from service.api.app import create_app
 
     create_app(Settings(env="development", database_url=GOOD_URL))
     assert any("DEVELOPMENT mode" in record.getMessage() for record in caplog.records)

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from service.delivery.targets import RefusedTarget, resolve, special
+from service.api.delivery.targets import RefusedTarget, resolve, special
 
 
 @pytest.mark.parametrize(("text", "kind"), [

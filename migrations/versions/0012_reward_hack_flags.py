@@ -1,7 +1,7 @@
 """reward-hack flags: samples.flags and verdict_cache.flags, and an index of each run's flagged samples
 
 A sample's flags are what only a forger does, as the sandbox saw its program do it (names and meanings:
-sandbox/runtime/report.py FLAGS, the one list; service/flags.py). NULL when none, so the partial index holds
+sandbox/runtime/report.py FLAGS, the one list; service/core/flags.py). NULL when none, so the partial index holds
 flagged samples only: a run's counts and its flagged samples are read from it without scanning the run's
 samples (it INCLUDEs verdict and flags, so the counts are an index-only scan).
 

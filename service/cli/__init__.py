@@ -1,4 +1,9 @@
-"""`passk`: one command, with subcommands contributed by the modules listed in COMMAND_MODULES."""
+"""`passk`: one command, with subcommands contributed by the modules listed in COMMAND_MODULES.
+
+The operator's commands (service/cli: up, serve, worker, migrate, images, keys) read the server's Settings;
+the user's (service/client: datasets, submit, status, metrics, compare, report...) need only their arguments
+and the environment the Python client reads.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +11,19 @@ import argparse
 import importlib
 import logging
 
-from service.settings import get_settings
-
-# Each module has `register(subparsers)`; its subcommands set `func(settings, args) -> int`.
-COMMAND_MODULES = ("operators", "keys", "report", "client_commands")
+# Each module has `register(subparsers)`; its subcommands set `func(args) -> int`.
+COMMAND_MODULES = ("service.cli.operators", "service.cli.keys", "service.client.report_command", "service.client.commands")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="passk", description="Execution-backed pass@k for code models.")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
-        importlib.import_module(f"service.cli.{name}").register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = build_parser().parse_args(argv)
-    return int(args.func(get_settings(), args) or 0)
+    return int(args.func(args) or 0)

@@ -8,12 +8,12 @@ import argparse
 import sys
 import uuid
 
-from service.auth import repository
-from service.auth.keys import ALL_SCOPES, SCOPES
-from service.database import make_sync_engine, make_sync_sessionmaker, transaction
-from service.embedded_postgres import resolve_database_url
-from service.projects import repository as projects
-from service.settings import Settings
+from service.api.auth import repository
+from service.api.auth.keys import ALL_SCOPES, SCOPES
+from service.api.projects import repository as projects
+from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.core.embedded_postgres import resolve_database_url
+from service.core.settings import Settings, get_settings
 
 
 def _sessions(settings: Settings):  # noqa: ANN202  (a sessionmaker)
@@ -27,33 +27,33 @@ def create_key(settings: Settings, name: str, scopes: list[str], project: str | 
     return raw
 
 
-def cmd_create(settings: Settings, args: argparse.Namespace) -> int:
+def cmd_create(args: argparse.Namespace) -> int:
     try:
-        print(create_key(settings, args.name, args.scope or list(SCOPES), args.project))
+        print(create_key(get_settings(), args.name, args.scope or list(SCOPES), args.project))
     except projects.UnknownProject as exc:
         print(f"passk keys create: {exc}", file=sys.stderr)
         return 1
     return 0
 
 
-def cmd_list(settings: Settings, args: argparse.Namespace) -> int:
-    with transaction(_sessions(settings)) as session:
+def cmd_list(args: argparse.Namespace) -> int:
+    with transaction(_sessions(get_settings())) as session:
         for key, project in repository.list_keys(session, args.project):
             state = f"revoked {key.revoked_at:%Y-%m-%d}" if key.revoked_at else "active"
             print(f"{key.id}  pk_{key.prefix}_…  {project:16}  {','.join(key.scopes):18}  {state:18}  {key.name}")
     return 0
 
 
-def cmd_revoke(settings: Settings, args: argparse.Namespace) -> int:
-    with transaction(_sessions(settings)) as session:
+def cmd_revoke(args: argparse.Namespace) -> int:
+    with transaction(_sessions(get_settings())) as session:
         revoked = repository.revoke_key(session, uuid.UUID(args.key_id))
     print("revoked" if revoked else "no active key with that id")
     return 0 if revoked else 1
 
 
-def cmd_projects_create(settings: Settings, args: argparse.Namespace) -> int:
+def cmd_projects_create(args: argparse.Namespace) -> int:
     try:
-        with transaction(_sessions(settings)) as session:
+        with transaction(_sessions(get_settings())) as session:
             project, created = projects.create_project(session, args.name)
             print(f"{'created' if created else 'exists:'} project {project.name} ({project.id})")
     except projects.BadProjectName as exc:
@@ -62,8 +62,8 @@ def cmd_projects_create(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_projects_list(settings: Settings, _args: argparse.Namespace) -> int:
-    with transaction(_sessions(settings)) as session:
+def cmd_projects_list(_args: argparse.Namespace) -> int:
+    with transaction(_sessions(get_settings())) as session:
         for project, keys in projects.list_projects(session):
             print(f"{project.id}  {project.name:24}  {keys} active key{'s' if keys != 1 else ''}  "
                   f"created {project.created_at:%Y-%m-%d}")

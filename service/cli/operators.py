@@ -10,23 +10,24 @@ from pathlib import Path
 
 import httpx
 
-from service.embedded_postgres import resolve_database_url
-from service.settings import Settings
+from service.core.embedded_postgres import resolve_database_url
+from service.core.settings import Settings, get_settings
 
 
-def cmd_migrate(settings: Settings, _args: argparse.Namespace) -> int:
-    from service.migrate import upgrade_to_head
+def cmd_migrate(_args: argparse.Namespace) -> int:
+    from service.core.migrate import upgrade_to_head
 
-    upgrade_to_head(resolve_database_url(settings))
+    upgrade_to_head(resolve_database_url(get_settings()))
     print("database schema is at head")
     return 0
 
 
-def cmd_images(settings: Settings, args: argparse.Namespace) -> int:
+def cmd_images(args: argparse.Namespace) -> int:
     from sandbox import languages
     from sandbox.engine import ensure_engine
     from sandbox.images import ensure_language_image, ensure_sandbox_image, toolchain_version
 
+    settings = get_settings()
     client = ensure_engine(Path(settings.data_dir).resolve())
     if not args.language:
         print(ensure_sandbox_image(client, args.base_image or settings.sandbox_base_image))
@@ -41,10 +42,14 @@ def cmd_images(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+def cmd_serve(args: argparse.Namespace) -> int:
+    return _serve(get_settings(), args)
+
+
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
     import uvicorn
 
-    from service.app import create_app
+    from service.api.app import create_app
 
     settings = settings.model_copy(update={"database_url": resolve_database_url(settings)})
     uvicorn.run(create_app(settings), host=args.host or settings.api_host, port=args.port or settings.api_port,
@@ -52,21 +57,23 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
+def cmd_worker(args: argparse.Namespace) -> int:
     from service.worker.runner import Worker
 
+    settings = get_settings()
     worker = Worker(settings, resolve_database_url(settings), args.image or settings.sandbox_image, args.concurrency)
     worker.install_signal_handlers()
     worker.run()
     return 0
 
 
-def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
+def cmd_up(args: argparse.Namespace) -> int:
     """Everything on one machine: Docker engine, sandbox image, database, migrations, worker and API."""
     from sandbox.engine import ensure_engine
     from sandbox.images import ensure_sandbox_image
-    from service.migrate import upgrade_to_head
+    from service.core.migrate import upgrade_to_head
 
+    settings = get_settings()
     base_url = f"http://{settings.api_host}:{settings.api_port}"
     if _healthy(base_url):
         print(f"passk is already running at {base_url}")
@@ -80,7 +87,7 @@ def cmd_up(settings: Settings, args: argparse.Namespace) -> int:
     worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env, preexec_fn=_die_with_parent)
     print(f"passk API on {base_url} (docs at {base_url}/docs); worker pid {worker.pid}; Ctrl-C stops both", flush=True)
     try:
-        return cmd_serve(settings.model_copy(update={"database_url": url, "sandbox_image": image}), args)
+        return _serve(settings.model_copy(update={"database_url": url, "sandbox_image": image}), args)
     finally:
         worker.terminate()
         try:

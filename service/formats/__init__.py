@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.problems import Program
+from service.formats.program import Program
 
 # The formats a dataset's problems may have; service/formats/registry.py is the one list.
 FORMATS = ("humaneval", "mbpp", "stdio", "call", "humaneval-x", "multipl-e")

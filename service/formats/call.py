@@ -14,7 +14,7 @@ from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_REL_TOL
 from service.formats.harness import driver_program
 from service.formats.limits import case_time_limit_s
 from service.formats.registry import Format
-from service.problems import Program
+from service.formats.program import Program
 
 
 def program(problem: Any, completion: str) -> Program:
@@ -40,7 +40,7 @@ def columns(problem: Any) -> dict[str, Any]:
 
 
 def _model() -> type:
-    from service.datasets.schemas import CallProblemIn
+    from service.api.datasets.schemas import CallProblemIn
 
     return CallProblemIn
 

@@ -1,4 +1,4 @@
-"""Field types shared by the problem schemas of every format (service/formats/*, service/datasets/schemas.py)."""
+"""Field types shared by the problem schemas of every format (service/formats/*, service/api/datasets/schemas.py)."""
 
 from __future__ import annotations
 

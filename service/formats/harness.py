@@ -12,7 +12,7 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from service.problems import Program
+from service.formats.program import Program
 
 # Time the driver itself needs (start-up, forks, comparisons) on top of the cases' CPU time.
 PROGRAM_SLACK_S = 1.0

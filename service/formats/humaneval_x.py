@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from sandbox.languages.split import TestSource
 from service.formats.fields import _HIDDEN_TESTS, _ID, _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
 from service.formats.registry import NATIVE, Format, language_of, columns_with_test_code
-from service.problems import Program
+from service.formats.program import Program
 
 # task_id prefix -> language
 PREFIXES = {"CPP": "cpp", "Java": "java", "JavaScript": "javascript", "Go": "go", "Rust": "rust",

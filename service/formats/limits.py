@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.settings import get_settings
+from service.core.settings import get_settings
 
 
 def case_time_limit_s(problem: Any) -> float:

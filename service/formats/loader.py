@@ -114,7 +114,7 @@ def describe_validation_error(error: ValidationError) -> str:
 
 
 def validate_problem(problem: dict[str, Any]) -> None:
-    from service.datasets.schemas import (
+    from service.api.datasets.schemas import (
         parse_problem,  # the server's models; pydantic only, no database
     )
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from service.formats.harness import trusted_tests_program
 from service.formats.registry import Format, columns_with_test_code
-from service.problems import Program
+from service.formats.program import Program
 
 
 def program(problem: Any, completion: str) -> Program:
@@ -67,7 +67,7 @@ def mbpp_entry_point(first_assert: str, code: str | None) -> str:
 
 
 def _model() -> type:
-    from service.datasets.schemas import MbppProblemIn
+    from service.api.datasets.schemas import MbppProblemIn
 
     return MbppProblemIn
 

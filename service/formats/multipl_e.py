@@ -14,7 +14,7 @@ from pydantic import AliasChoices, BaseModel, Field
 from sandbox.languages.split import TestSource
 from service.formats.fields import _HIDDEN_TESTS, _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
 from service.formats.registry import NATIVE, Format, language_of, columns_with_test_code
-from service.problems import Program
+from service.formats.program import Program
 
 
 class MultiplEProblemIn(BaseModel):

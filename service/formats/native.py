@@ -17,8 +17,8 @@ from sandbox.languages.split import TestSource
 from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL_TOL
 from sandbox.runtime.job import Native, to_dict
 from service.formats.limits import case_time_limit_s
-from service.problems import Program
-from service.settings import get_settings
+from service.formats.program import Program
+from service.core.settings import get_settings
 
 
 def memory_bytes(problem: Any) -> int:

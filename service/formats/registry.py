@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from service.problems import Program
+from service.formats.program import Program
 
 RowTest = Callable[[dict[str, Any]], bool]
 RowConvert = Callable[[dict[str, Any]], dict[str, Any]]
@@ -31,7 +31,7 @@ class Format:
     # The API's model for a problem of this format (a callable, so that models load lazily); None: the
     # format is not posted in datasets (`run`, the problem behind POST /run_code).
     model: Callable[[], type] | None = None
-    # A validated model -> the problem's columns (see service.models.Problem).
+    # A validated model -> the problem's columns (see service.core.models.Problem).
     columns: Callable[[Any], dict[str, Any]] | None = None
     # Published row shapes this format recognises: (is it one?, convert it to API form).
     rows: tuple[tuple[RowTest, RowConvert], ...] = ()

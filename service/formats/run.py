@@ -10,7 +10,7 @@ from typing import Any
 from service.formats.harness import driver_program
 from service.formats.limits import case_time_limit_s
 from service.formats.registry import Format
-from service.problems import Program
+from service.formats.program import Program
 
 # Output kept for a run (the sample stores its first PASSK_OUTPUT_EXCERPT_BYTES).
 RUN_OUTPUT_CAP = 1 << 20

@@ -14,7 +14,7 @@ from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL
 from service.formats.harness import driver_program
 from service.formats.limits import case_time_limit_s
 from service.formats.registry import UNUSED_COLUMNS, Format, language_of
-from service.problems import Program
+from service.formats.program import Program
 
 
 def program(problem: Any, completion: str) -> Program:
@@ -56,7 +56,7 @@ def columns(problem: Any) -> dict[str, Any]:
 
 
 def _model() -> type:
-    from service.datasets.schemas import StdioProblemIn
+    from service.api.datasets.schemas import StdioProblemIn
 
     return StdioProblemIn
 

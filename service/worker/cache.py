@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
-from service.models import VerdictCache
+from service.core.models import VerdictCache
 from service.worker.outcomes import OUTCOME_COLUMNS, outcome_values
 
 verdict_cache = VerdictCache.__table__

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sandbox.executor import Outcome
-from service.flags import canonical
+from service.core.flags import canonical
 
 OUTCOME_COLUMNS = (
     "verdict", "detail", "exit_code", "signal", "duration_ms", "cpu_ms",

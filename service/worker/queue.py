@@ -20,10 +20,10 @@ from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.orm import Session
 
 from sandbox.verdicts import Verdict
-from service.models import Dataset, Problem, Run, Sample
+from service.core.models import Dataset, Problem, Run, Sample
 from service.formats.native import with_toolchain
-from service.problems import program_for
-from service.states import ACTIVE_RUN_STATES, RunState, SampleState
+from service.formats.program import program_for
+from service.core.states import ACTIVE_RUN_STATES, RunState, SampleState
 from service.worker.cache import cache_key
 from service.worker.results import (
     fixed,

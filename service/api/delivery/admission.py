@@ -1,0 +1,79 @@
+"""Backpressure: per-key and global ceilings on queued samples, checked under one advisory lock.
+
+The lock is a transaction-level advisory lock, held until the request's transaction commits, so two
+concurrent submissions can never both see room for their samples: the queue is never over-admitted.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.api.dependencies import openapi_error
+from service.core.exceptions import APIError
+from service.core.settings import Settings
+from service.core.states import RunState, SampleState
+
+# Any fixed 64-bit number; only admission uses it.
+ADMISSION_LOCK = 0x7061_736B_0013
+MAX_RETRY_AFTER_S = 300
+
+
+QUEUE_FULL = {
+    **openapi_error(
+        "The queue is full (per-key or global ceiling on queued samples); retry after Retry-After seconds",
+        {"detail": "queue full: this API key has 499990 samples queued; 20 more would pass its ceiling of 500000; retry later"},
+    ),
+    "headers": {"Retry-After": {"description": "Seconds to wait before retrying", "schema": {"type": "integer"}}},
+}
+
+
+class QueueFull(APIError):
+    status_code = 429
+
+    def __init__(self, detail: str, retry_after_s: int) -> None:
+        super().__init__(detail)
+        self.headers = {"Retry-After": str(retry_after_s)}
+
+
+async def admit(session: AsyncSession, settings: Settings, api_key_id: uuid.UUID | None, samples: int) -> None:
+    """Raise QueueFull (429 with Retry-After) unless `samples` more queued samples fit under both ceilings."""
+    await session.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": ADMISSION_LOCK})
+    row = (
+        await session.execute(
+            text(
+                """
+                SELECT (SELECT count(*) FROM samples WHERE state = '{sample_queued}') AS total,
+                       (SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id
+                        WHERE s.state = '{sample_queued}' AND r.status IN ('{run_queued}', '{run_running}')
+                          AND r.api_key_id IS NOT DISTINCT FROM :key) AS mine
+                """.format(
+                    sample_queued=SampleState.QUEUED, run_queued=RunState.QUEUED, run_running=RunState.RUNNING
+                )
+            ),
+            {"key": api_key_id},
+        )
+    ).one()
+    over = max(row.mine + samples - settings.max_queued_per_key, row.total + samples - settings.max_queued_total)
+    if over <= 0:
+        return
+    if row.mine + samples > settings.max_queued_per_key:
+        what = (f"this API key has {row.mine} samples queued; {samples} more would pass its ceiling of "
+                f"{settings.max_queued_per_key}")
+    else:
+        what = f"{row.total} samples are queued; {samples} more would pass the server's ceiling of {settings.max_queued_total}"
+    raise QueueFull(f"queue full: {what}; retry later", await _retry_after(session, over))
+
+
+async def _retry_after(session: AsyncSession, over: int) -> int:
+    """Seconds until about `over` samples have drained at the last minute's rate."""
+    finished = (
+        await session.execute(
+            text("SELECT count(*) FROM samples WHERE finished_at > now() - interval '1 minute'")
+        )
+    ).scalar_one()
+    rate = max(finished / 60.0, 1.0)
+    return int(min(max(math.ceil(over / rate), 1), MAX_RETRY_AFTER_S))

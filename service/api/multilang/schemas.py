@@ -1,0 +1,44 @@
+"""Response of GET /v1/languages/compare."""
+
+from __future__ import annotations
+
+import uuid
+
+from pydantic import BaseModel, Field
+
+from service.api.metrics.schemas import IntervalMethod
+from service.core.estimates import IntervalOut
+
+
+class KPoint(BaseModel):
+    k: int
+    pass_at_k: IntervalOut
+
+
+class LanguageRow(BaseModel):
+    language: str
+    toolchain: str | None = Field(None, description="The toolchain version its image reported (null until used).")
+    run_id: uuid.UUID
+    dataset_id: uuid.UUID
+    dataset_name: str
+    problems: int = Field(description="Finished problems of the run that count here.")
+    pass_at_k: list[KPoint]
+
+
+class AverageRow(BaseModel):
+    label: str = Field(description="What this average is: micro (pooled problems) or macro (mean of languages).")
+    problems: int
+    pass_at_k: list[KPoint]
+
+
+class LanguageComparison(BaseModel):
+    model: str
+    ks: list[int]
+    confidence: float
+    method: IntervalMethod
+    resamples: int
+    seed: int
+    languages: list[LanguageRow] = Field(description="One row per language, sorted by language.")
+    micro: AverageRow
+    macro: AverageRow
+    warnings: list[str] = Field(default_factory=list)

@@ -25,6 +25,7 @@ from service.api.delivery.targets import RefusedTarget, resolve, special
     ("192.0.2.7", "private"),                 # documentation
     ("198.18.0.1", "private"),                # benchmarking
     ("2001:db8::1", "private"),               # documentation
+    ("3fff:fff::1", "documentation"),         # the second IPv6 documentation prefix (RFC 9637)
     ("0.0.0.0", "private"),
     ("224.0.0.1", "multicast"),
     ("240.0.0.1", "private"),

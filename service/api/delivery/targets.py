@@ -26,6 +26,8 @@ _NAMED = (
     ("is_multicast", "multicast"), ("is_reserved", "reserved"), ("is_unspecified", "unspecified"),
     ("is_site_local", "site-local"),
 )
+# Entries of IANA's registries newer than the standard library's table (Python 3.11's ipaddress).
+_REGISTERED_SINCE = ((ipaddress.ip_network("3fff::/20"), "documentation"),)  # RFC 9637
 
 
 class RefusedTarget(ValueError):
@@ -41,6 +43,9 @@ def special(address: Address) -> str | None:
             return f"{form} {kind}" if kind else None
     for attribute, name in _NAMED:
         if getattr(address, attribute, False):
+            return name
+    for network, name in _REGISTERED_SINCE:
+        if address in network:
             return name
     return None if address.is_global else "special-purpose"
 

@@ -1,6 +1,6 @@
 """The models and the migrations describe one schema: Alembic finds nothing to migrate between them, and the
-CHECK constraints (which Alembic does not compare) are the same in both. Migration 0012 (reward-hack flags) up
-and down on a database holding rows."""
+CHECK constraints (which Alembic does not compare) are the same in both. Migrations 0012 (reward-hack flags) and
+0015 (projects) up and down on a database holding rows."""
 
 from __future__ import annotations
 
@@ -15,9 +15,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.core import models  # noqa: F401  (registers the tables on Base.metadata)
-from service.core.database import Base, make_sync_engine
+from service.api.auth.keys import generate_key
+from service.api.auth.repository import find_active_by_raw
+from service.core.database import Base, make_async_engine, make_sync_engine
 from service.core.flags import FLAGS
 from service.core.migrate import alembic_config
 
@@ -126,3 +129,72 @@ def test_migration_0012_adds_flags_and_takes_them_away(empty_database: str) -> N
         command.upgrade(config, "head")
     finally:
         engine.dispose()
+
+
+def test_migration_0015_puts_every_row_in_the_default_project_and_keys_keep_working(empty_database: str) -> None:
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0013")
+    engine = make_sync_engine(empty_database)
+    first, second = generate_key(), generate_key()
+    try:
+        with engine.begin() as db:
+            keys = [db.execute(text("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES "
+                                    "(gen_random_uuid(), :name, :prefix, :hash, ARRAY['read']) RETURNING id"),
+                               {"name": name, "prefix": new.prefix, "hash": new.secret_hash}).scalar_one()
+                    for name, new in (("ci", first), ("laptop", second))]
+            dataset = db.execute(text("INSERT INTO datasets (id, name, digest, problem_count) "
+                                      "VALUES (gen_random_uuid(), 'bench', 'x', 1) RETURNING id")).scalar_one()
+            db.execute(text("INSERT INTO runs (id, dataset_id, model, sampling, sample_count) "
+                            "VALUES (gen_random_uuid(), :d, 'm', '{}', 0)"), {"d": dataset})
+            db.execute(text("INSERT INTO release_rules (id, name, clauses, confidence) "
+                            "VALUES (gen_random_uuid(), 'gate', '[]', 0.95)"))
+            # Two keys used one Idempotency-Key string: the project's namespace keeps the newer record.
+            for key in keys:
+                db.execute(text("INSERT INTO idempotency_keys (api_key_id, key, endpoint, request_sha256) "
+                                "VALUES (:k, 'retry-1', 'POST /v1/runs', 'h')"), {"k": key})
+        command.upgrade(config, "0015")
+        with engine.begin() as db:
+            for table in ("api_keys", "datasets", "runs", "release_rules", "idempotency_keys"):
+                owners = db.execute(text(f"SELECT DISTINCT p.name FROM {table} t JOIN projects p ON p.id = t.project_id"))
+                assert owners.scalars().all() == ["default"], table
+            assert db.execute(text("SELECT api_key_id FROM idempotency_keys")).scalars().all() == [keys[1]]
+            scopes = db.execute(text("SELECT scopes FROM api_keys WHERE prefix = :p"), {"p": first.prefix}).scalar_one()
+            assert scopes == ["read"]
+            # Another project may now use the same names.
+            other = db.execute(text("INSERT INTO projects (id, name) VALUES (gen_random_uuid(), 'team-b') "
+                                    "RETURNING id")).scalar_one()
+            db.execute(text("INSERT INTO datasets (id, project_id, name, digest, problem_count) "
+                            "VALUES (gen_random_uuid(), :p, 'bench', 'x', 1)"), {"p": other})
+            db.execute(text("INSERT INTO release_rules (id, project_id, name, clauses, confidence) "
+                            "VALUES (gen_random_uuid(), :p, 'gate', '[]', 0.95)"), {"p": other})
+        command.downgrade(config, "0013")
+        with engine.begin() as db:
+            assert sorted(db.execute(text("SELECT name FROM datasets")).scalars()) == ["bench", "bench (team-b)"]
+            assert sorted(db.execute(text("SELECT name FROM release_rules")).scalars()) == ["gate", "gate (team-b)"]
+            assert db.execute(text("SELECT count(*) FROM api_keys")).scalar_one() == 2
+        command.upgrade(config, "head")
+    finally:
+        engine.dispose()
+
+
+async def test_a_key_made_before_projects_acts_for_the_default_project(empty_database: str) -> None:
+    """Through the key lookup the API uses: the key of a row written before 0015 still admits its holder."""
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0013")
+    engine = make_sync_engine(empty_database)
+    new = generate_key()
+    try:
+        with engine.begin() as db:
+            db.execute(text("INSERT INTO api_keys (id, name, prefix, secret_hash, scopes) VALUES "
+                            "(gen_random_uuid(), 'old', :prefix, :hash, ARRAY['read', 'submit'])"),
+                       {"prefix": new.prefix, "hash": new.secret_hash})
+    finally:
+        engine.dispose()
+    command.upgrade(config, "head")
+    async_engine = make_async_engine(empty_database)
+    try:
+        async with AsyncSession(async_engine) as session:
+            principal = await find_active_by_raw(session, new.raw)
+    finally:
+        await async_engine.dispose()
+    assert principal is not None and principal.project == "default" and principal.scopes == {"read", "submit"}

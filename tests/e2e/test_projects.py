@@ -212,6 +212,20 @@ def test_hidden_tests_never_reach_another_team(stack: Stack, workers: Stack, key
             assert not leaked, (leaked, surface[:3000])
         assert '"duration_ms":null' in events and "event: end" in events
 
+        # From the CLI, team-b names the shared benchmark by its project; the bare name is team-b's own namespace.
+        listed_cli = ok(as_team(stack, keys, "team-b", "datasets", "list")).stdout
+        assert "team-a/hidden-bench" in listed_cli and "shared, tests hidden" in listed_cli
+        extract = tmp_path / "extract.jsonl"
+        write_jsonl(str(extract), [{"task_id": problem, "completion": code} for problem, code in EXTRACTORS])
+        bare = as_team(stack, keys, "team-b", "submit", str(extract), "--dataset", "hidden-bench", "--model", "m",
+                       "--temperature", "0")
+        assert bare.returncode == 1 and "unknown dataset 'hidden-bench'" in bare.stderr, bare.stderr
+        qualified = ok(as_team(stack, keys, "team-b", "submit", str(extract), "--dataset", "team-a/hidden-bench",
+                               "--model", "m", "--temperature", "0"))
+        assert b.get(f"/v1/runs/{run_id_of(qualified)}").json()["dataset_id"] == bench_id
+        edit = as_team(stack, keys, "team-b", "datasets", "edit", bench_id, "--private")
+        assert edit.returncode == 1 and "read-only" in edit.stderr, edit.stderr
+
         # The owner's run of the same programs: details as for any team's own dataset.
         own = {(s["problem_id"], s["index"]): s for s in a.get(f"/v1/runs/{ours['id']}/samples").json()["items"]}
         assert "SECRET-IN-7391" in own[("echo", 0)]["failure"]["input"], own[("echo", 0)]

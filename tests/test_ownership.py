@@ -228,6 +228,8 @@ async def test_a_run_goes_only_on_a_dataset_the_project_may_read(app: FastAPI, t
     assert run.status_code == 202, run.text
     changed = await b.http.patch(f"/v1/datasets/{a.objects['dataset']}", json={"shared": False, "hidden_tests": True})
     assert changed.status_code == 403 and "read-only" in changed.json()["detail"]
+    assert (await b.http.patch(f"/v1/datasets/{a.objects['dataset']}", json={})).status_code == 403
+    assert (await a.http.patch(f"/v1/datasets/{a.objects['dataset']}", json={})).json()["shared"] is True
     # B's run on it is B's: A does not see it.
     assert (await a.http.get(f"/v1/runs/{run.json()['id']}")).status_code == 404
     assert run.json()["id"] not in (await a.http.get("/v1/runs")).text

@@ -71,7 +71,11 @@ class DatasetRepository:
         await self.session.execute(insert(Problem), list(rows))
 
     async def update_marks(self, principal: Principal, dataset_id: uuid.UUID, values: dict[str, Any]) -> bool:
-        """Set `shared` / `hidden_tests` of one of the caller's own datasets; False if it has none by that id."""
+        """Set `shared` / `hidden_tests` of one of the caller's own datasets (none given: only look); False if it
+        has none by that id."""
+        if not values:
+            statement: Any = select(Dataset.id).where(Dataset.id == dataset_id, owned(principal, Dataset.project_id))
+            return (await self.session.execute(statement)).first() is not None
         statement = (
             update(Dataset).where(Dataset.id == dataset_id, owned(principal, Dataset.project_id))
             .values(**values).returning(Dataset.id)

@@ -62,7 +62,7 @@ def run_reference(docker_client: Any, image: str, language: Language, programs: 
             tar.addfile(info, io.BytesIO(data))
     container = docker_client.containers.create(
         image, ["python3", "/tmp/passk-reference/reference.py", "/tmp/passk-reference/job.json"], entrypoint=[],
-        user="10001:10001", network_mode="none", mem_limit="2g", pids_limit=512, working_dir="/tmp",
+        user="10001:10001", network_mode="none", mem_limit="1g", pids_limit=512, working_dir="/tmp",
     )
     try:
         container.put_archive("/tmp", archive.getvalue())

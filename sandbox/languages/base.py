@@ -140,8 +140,9 @@ class Language:
     stderr_verdicts: tuple[tuple[str, str], ...] = ()
     # Names MultiPL-E and others use for the language ("cpp", "js", "rs"...).
     aliases: tuple[str, ...] = ()
-    # The original harness's commands, for bench/languages.py: shell lines run in a directory holding
-    # `source_file` (HumanEval-X's execution.py).
+    # The original harness's commands, for bench/languages.py and the differential tests: shell lines run in a
+    # directory holding `source_file` (HumanEval-X's execution.py; MultiPL-E's evaluation/src/eval_<language>.py
+    # for the languages HumanEval-X lacks).
     reference_commands: tuple[str, ...] = ()
     # The original harness's rule for a pass from those commands' run (see ReferencePass).
     reference_pass: ReferencePass = ReferencePass()

@@ -9,7 +9,8 @@ and the tests are compiled together. passk builds two instead, from the same tex
   function with the prompt's signature (it calls the candidate's process), and the tests.
 
 Only trusted text is ever parsed here (prompts and tests); the completion is copied, never read, so nothing a
-model writes can steer how its program is split. The rules, for brace languages:
+model writes can steer how its program is split. One set of rules per syntax family: languages whose blocks close
+with a keyword (Ruby, Lua, Elixir) have `Keywords` below; the rules for brace languages:
 
 - The function to complete (the entry) is the innermost block still open at the end of the prompt. The
   language finds its signature before that `{` (`Language.entry`); what precedes the signature is `before`.

@@ -33,6 +33,39 @@ def _humaneval_x(prompt: str, declaration: str, completion: str, test: str) -> s
     return prompt + completion + "\n" + test
 
 
+@dataclass(frozen=True)
+class ReferencePass:
+    """The original harness's rule for a pass (MultiPL-E's evaluation/src/eval_<language>.py, HumanEval-X's
+    execution.py), applied to a run of `Language.reference_commands`: the differential tests and
+    bench/languages.py compare passk's verdicts with it. The harnesses differ: most pass exit status 0; Racket's
+    and Scala's also want nothing on stderr; Clojure's wants its test report's summary on stdout (its exit status
+    is 0 either way); Perl's fails on "ERROR" anywhere in the output; C#'s ignores the exit status and fails on a
+    failed Debug.Assert or an unhandled exception in stderr."""
+
+    exit_zero: bool = True  # the exit status must be 0
+    quiet_stderr: bool = False  # nothing at all on stderr
+    stdout_has: str = ""  # text stdout must hold
+    fails_on: tuple[str, ...] = ()  # text that fails the run, anywhere in stdout or stderr
+    stderr_fails_on: tuple[str, ...] = ()  # text that fails the run in stderr
+    # The harness's wall-clock timeout (a run still going then fails) and how much of stdout and of stderr it keeps
+    # (MultiPL-E's safe_subprocess keeps 2048 bytes of each; 0: all).
+    timeout_s: float = 15.0
+    captured_bytes: int = 0
+
+    def passes(self, exit_code: int, stdout: str, stderr: str, timed_out: bool = False) -> bool:
+        if self.captured_bytes:
+            stdout = stdout.encode()[:self.captured_bytes].decode("utf-8", "ignore")
+            stderr = stderr.encode()[:self.captured_bytes].decode("utf-8", "ignore")
+        return not (
+            timed_out
+            or (self.exit_zero and exit_code != 0)
+            or (self.quiet_stderr and stderr)
+            or (self.stdout_has and self.stdout_has not in stdout)
+            or any(text in stdout or text in stderr for text in self.fails_on)
+            or any(text in stderr for text in self.stderr_fails_on)
+        )
+
+
 def own_heap(run_memory_flags: Callable[[int], tuple[str, ...]], pids: int = 64) -> dict:
     """Language(**own_heap(...)) for runtimes that reserve far more address space than they use (JVM, node,
     Go): no RLIMIT_AS (they would fail at start); their own heap flags and the memory cgroup hold memory."""
@@ -65,6 +98,10 @@ class Language:
     compile_cache_bytes: int = 0
     # argv that runs the program (the tests of a self-checking program; the solution for stdio).
     run: tuple[str, ...] = ()
+    # The candidate's run in a self-checking problem, where it differs from `run`: an interpreter that loads passk's
+    # server before any of the model's code (`ruby -r`, `lua -l`, `perl -M`, `php -d auto_prepend_file=`,
+    # `elixir -r`), so that the builtins the server relies on are taken before the model's code can change them.
+    candidate_run: tuple[str, ...] = ()
     # argv whose output's first line is the toolchain version (probed once per image).
     version: tuple[str, ...] = ()
     compile_time_limit_s: float = DEFAULT_COMPILE_TIME_LIMIT_S
@@ -103,9 +140,12 @@ class Language:
     stderr_verdicts: tuple[tuple[str, str], ...] = ()
     # Names MultiPL-E and others use for the language ("cpp", "js", "rs"...).
     aliases: tuple[str, ...] = ()
-    # The original harness's commands, for bench/languages.py: shell lines run in a directory holding
-    # `source_file` (HumanEval-X's execution.py).
+    # The original harness's commands, for bench/languages.py and the differential tests: shell lines run in a
+    # directory holding `source_file` (HumanEval-X's execution.py; MultiPL-E's evaluation/src/eval_<language>.py
+    # for the languages HumanEval-X lacks).
     reference_commands: tuple[str, ...] = ()
+    # The original harness's rule for a pass from those commands' run (see ReferencePass).
+    reference_pass: ReferencePass = ReferencePass()
     # Python only: judged by passk's Python judges (sandbox/runtime), not compiled/run by argv.
     native: bool = True
     notes: str = ""
@@ -120,6 +160,10 @@ class Language:
         argv = argv or self.run
         flags = self.run_memory_flags(memory_bytes)
         return (argv[0], *flags, *argv[1:]) if flags else argv
+
+    def candidate_argv(self, memory_bytes: int) -> tuple[str, ...]:
+        """The candidate's run in a self-checking problem (`candidate_run`, else `run`), with the heap flags."""
+        return self.run_argv(memory_bytes, self.candidate_run or self.run)
 
     def judge_argv(self, memory_bytes: int) -> tuple[str, ...]:
         """The judge's run: it may hold as much as the candidate (the tests' data, the answers it receives)."""

@@ -51,7 +51,7 @@ def tests_spec(language: Language, source: TestSource, toolchain: str, memory_by
         raise ValueError(f"{language.name} does not run self-checking problems")
     programs = language.programs(source)
     candidate = _build(language, programs.candidate, language.candidate_compile or language.compile,
-                       language.run_argv(memory_bytes))
+                       language.candidate_argv(memory_bytes))
     judge = _build(language, programs.judge, language.judge_compile, language.judge_argv(memory_bytes))
     spec = _common(language, "tests", candidate, judge, toolchain, compile_time_limit_s, compile_memory_bytes)
     if programs.support:

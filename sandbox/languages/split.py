@@ -9,7 +9,8 @@ and the tests are compiled together. passk builds two instead, from the same tex
   function with the prompt's signature (it calls the candidate's process), and the tests.
 
 Only trusted text is ever parsed here (prompts and tests); the completion is copied, never read, so nothing a
-model writes can steer how its program is split. The rules, for brace languages:
+model writes can steer how its program is split. One set of rules per syntax family: languages whose blocks close
+with a keyword (Ruby, Lua, Elixir) have `Keywords` below; the rules for brace languages:
 
 - The function to complete (the entry) is the innermost block still open at the end of the prompt. The
   language finds its signature before that `{` (`Language.entry`); what precedes the signature is `before`.
@@ -309,3 +310,62 @@ def _first_closer(code: str) -> int | None:
     """The first code character of the tests, if it is a `}`."""
     stripped = len(code) - len(code.lstrip())
     return stripped if stripped < len(code) and code[stripped] == "}" else None
+
+
+# ------------------------------------------------------------------ blocks closed by a keyword (Ruby, Lua, Elixir)
+
+
+@dataclass(frozen=True)
+class Keywords:
+    """A language whose blocks close with a keyword (`end`): how the split finds the function to complete.
+
+    The rules (only the prompt and the tests, trusted text, are read):
+
+    - The entry is the prompt's last line of code: a signature (`signature`, matched against that line of blanked
+      code, with the groups `name` and `params`) whose body the prompt leaves open. What precedes that line is
+      `before`.
+    - The blocks around it are the lines of `before` that open one (`opens`) less the lines that are `closer`
+      alone (Elixir's `defmodule HumanEval do`: 1).
+    - The tests are top-level code: the completion closes the entry and every block around it itself (MultiPL-E's
+      Ruby, Lua and Elixir tests close nothing).
+    - The candidate is `head + completion + "\\n"`, the original program up to its tests. The judge is `before`,
+      the stub, a `closer` line per block around the entry, then the tests as they are.
+    """
+
+    syntax: Syntax
+    signature: re.Pattern[str]
+    opens: re.Pattern[str] | None = None
+    closer: str = "end"
+
+
+def split_keywords(head: str, completion: str, tests: str, family: Keywords) -> Parts:
+    """The judge's and the candidate's parts of `head + completion + "\\n" + tests` (see `Keywords`)."""
+    code = blank(head, family.syntax)
+    lines = code.splitlines(keepends=True)
+    offsets, at = [], 0
+    for line in lines:
+        offsets.append(at)
+        at += len(line)
+    last = next((index for index in range(len(lines) - 1, -1, -1) if lines[index].strip()), None)
+    if last is None:
+        raise SplitError("the prompt has no code: no function to complete")
+    found = family.signature.fullmatch(lines[last].rstrip("\n").rstrip())
+    if found is None:
+        raise SplitError(f"the prompt does not end with a function's signature: {head.splitlines()[last].strip()!r}")
+    start = offsets[last]
+    before_code = code[:start]
+    around = 0
+    for line in before_code.splitlines():
+        if family.opens is not None and family.opens.search(line):
+            around += 1
+        elif line.strip() == family.closer:
+            around -= 1
+    if around < 0:
+        raise SplitError(f"an '{family.closer}' in the prompt closes no block")
+    params = found.group("params") or ""
+    entry = Entry(start=start, brace=start + found.end(), name=found.group("name"),
+                  params=tuple((param, "") for param in split_params(head[start + found.start("params"):start + found.end("params")])) if params.strip() else (),
+                  returns="", signature=head[start:start + found.end()].strip())
+    judge_tests = (family.closer + "\n") * around + tests
+    return Parts(head=head, before=head[:start], entry=entry, open_blocks=around, judge_tests=judge_tests,
+                 candidate=head + completion + "\n")

@@ -42,7 +42,7 @@ from service.core.database import make_sync_engine, psycopg_url, make_sync_sessi
 from service.core.models import Dataset, Problem, Run, Sample  # noqa: E402
 from service.core.settings import Settings  # noqa: E402
 from service.core.states import SampleState  # noqa: E402
-from service.api.projects.repository import default_project
+from service.api.projects.repository import default_project  # noqa: E402
 from service.worker import queue, results  # noqa: E402
 
 TARGET_WORKERS, TARGET_RATE = 64, 20_000
@@ -72,8 +72,8 @@ def seed(url: str, samples_total: int) -> None:
         for _ in range(RUNS):
             run_id = uuid.uuid4()
             session.execute(
-                insert(Run).values(id=run_id, project_id=project_id, dataset_id=dataset_id, model="m", sampling={}, sample_count=per_run,
-                                   problem_count=PROBLEMS, use_cache=False)
+                insert(Run).values(id=run_id, project_id=project_id, dataset_id=dataset_id, model="m", sampling={},
+                                   sample_count=per_run, problem_count=PROBLEMS, use_cache=False)
             )
             # Distinct completions, problem by problem as a client submits them.
             session.execute(

@@ -28,12 +28,12 @@ from sandbox.engine import ensure_engine
 from sandbox.images import ensure_sandbox_image
 from service.api.auth.keys import SCOPES
 from service.api.auth.repository import create_key
+from service.api.projects.repository import create_project
 from service.client import PasskClient
 from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.core.embedded_postgres import EmbeddedPostgres, _free_port
 from service.core.migrate import REPO_ROOT, upgrade_to_head
 from service.core.settings import Settings
-from service.api.projects.repository import create_project
 
 
 def create_database(server_url: str, prefix: str) -> str:

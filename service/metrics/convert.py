@@ -8,11 +8,13 @@ import numpy as np
 
 from service.metrics.schemas import (
     AverageMetrics,
+    CalibratedBaselineOut,
     CalibrationBinOut,
     CalibrationOut,
     CostAtKOut,
     CostOut,
     DiversityOut,
+    EceOut,
     FigureOut,
     LatencyOut,
     MurphyOut,
@@ -114,6 +116,7 @@ def groups_out(groups: GroupSummary, ks: Sequence[int]) -> GroupsOut:
         groups=[TagMetrics(tag=g.tag, problems=g.problems, metrics=k_metrics(ks, g.intervals)) for g in groups.groups],
         micro=micro,
         macro=macro,
+        warnings=groups.warnings,
     )
 
 
@@ -174,6 +177,10 @@ def calibration_out(summary: CalibrationSummary | None) -> CalibrationOut | None
             within_bin_variance=d.within_bin_variance, within_bin_covariance=d.within_bin_covariance, total=d.total,
         ),
         ece_equal_width=summary.ece_equal_width, ece_equal_count=summary.ece_equal_count,
+        ece=None if summary.ece is None else EceOut(
+            estimate=summary.ece.estimate, label=summary.ece.label, interval=figure_out(summary.ece.interval),
+            calibrated=CalibratedBaselineOut(expected=summary.ece.calibrated.expected, high=summary.ece.calibrated.high),
+        ),
         reliability_diagram=_bins_out(summary.diagram),
         reliability_diagram_equal_count=_bins_out(summary.diagram_equal_count),
     )

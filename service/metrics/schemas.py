@@ -22,6 +22,9 @@ _INTERVAL_EXAMPLE = {
     "fallback_reason": None,
     "resamples": 10000,
     "label": "95 % BCa",
+    "standard_error_note": None,
+    "effective_problems": 151.3,
+    "warning": None,
 }
 
 IntervalMethod = Literal["bca", "percentile"]
@@ -34,11 +37,17 @@ class IntervalOut(BaseModel):
     ci_low: float | None = Field(description="Null when no interval exists (one problem, or every problem has the same value).")
     ci_high: float | None
     confidence: float
-    standard_error: float = Field(description="CLT standard error: standard deviation over problems / sqrt(problems).")
+    standard_error: float | None = Field(
+        description="CLT standard error: standard deviation over problems / sqrt(problems), which the bootstrap "
+        "interval beside it agrees with. Null where no standard error describes the interval (an exact "
+        "Clopper-Pearson bound, no interval); for a `widened` macro interval, its half-width over z. "
+        "`standard_error_note` says which."
+    )
     method: str = Field(description="Interval method asked for: a bootstrap over problems (the sampling unit).")
     method_used: str = Field(
         description="Method that produced ci_low/ci_high: `bca`, `percentile`, `clopper-pearson` (exact bound when "
-        "every problem scores 0 or every problem scores 1) or `none` (no interval exists, e.g. one problem)."
+        "every problem scores 0 or every problem scores 1), `widened` (a macro average with a group that cannot "
+        "vary, bounded instead) or `none` (no interval exists, e.g. one problem)."
     )
     fallback_reason: str | None = Field(
         None, description="Why method_used differs from method, if it does; always set when the interval is degenerate."
@@ -47,6 +56,18 @@ class IntervalOut(BaseModel):
     label: str = Field(
         description="What the bracket is, as the CLI and dashboard print it: `95 % BCa`; the resample count is added "
         "where it differs from the default (10,000), `no interval` where none exists."
+    )
+    standard_error_note: str | None = Field(
+        None, description="Why standard_error is null, or how it was made when it is not the CLT one."
+    )
+    effective_problems: float | None = Field(
+        None,
+        description="(sum x)^2 / sum x^2 over the per-problem values: how many problems carry the estimate (a "
+        "pass^100 that three problems make up rests on about 3, whatever the number of problems). Null where "
+        "every problem scores 0, or for a difference.",
+    )
+    warning: str | None = Field(
+        None, description="Set when effective_problems is under 30: the interval is unreliable (likely too narrow)."
     )
 
 
@@ -111,18 +132,31 @@ class GroupsOut(BaseModel):
     macro: AverageMetrics | None = Field(
         description="Unweighted mean of group means, stratified bootstrap: every group weighs the same."
     )
+    warnings: list[str] = Field(
+        default_factory=list, description="Groups of fewer than 30 problems, by name (also in the run's warnings)."
+    )
 
 
 class FigureOut(BaseModel):
-    """A figure with a percentile bootstrap interval over problems (pass@k's resampled problems)."""
+    """A figure with an interval over problems: a percentile bootstrap on pass@k's resampled problems, or for a
+    latency percentile Woodruff's interval (the CDF's standard error at the estimate, linearised over problems)."""
 
     estimate: float | None = Field(description="Null where the figure does not exist (e.g. no pass: no cost per success).")
     ci_low: float | None
-    ci_high: float | None = Field(description="Null where some resamples make the figure unbounded (no pass in them).")
+    ci_high: float | None = Field(
+        description="Null where some resamples make the figure unbounded (no pass in them), or where a percentile's "
+        "upper bound lies beyond the largest value observed."
+    )
     confidence: float
-    standard_error: float | None = Field(description="Standard deviation of the bootstrap distribution.")
-    method_used: str = Field(description="`percentile`, or `none` when the figure does not exist.")
-    resamples: int
+    standard_error: float | None = Field(
+        description="Standard deviation of the bootstrap distribution; for `woodruff`, the interval's half-width "
+        "over its t quantile."
+    )
+    method_used: str = Field(
+        description="`percentile` (bootstrap), `woodruff` (latency percentiles), `woodruff, linearised` (a paired "
+        "difference of percentiles), `basic bootstrap` (ECE), or `none` when the figure does not exist."
+    )
+    resamples: int = Field(description="Bootstrap resamples; 0 for an interval that needs none (Woodruff's).")
     note: str | None = None
 
 
@@ -143,6 +177,8 @@ class CostOut(BaseModel):
 
 
 class LatencyOut(BaseModel):
+    """Inverted-CDF percentiles of the samples' latencies, each with Woodruff's interval over problems."""
+
     samples: int
     mean_ms: float = Field(description="For reference only: read the percentiles.")
     p50_ms: FigureOut
@@ -181,13 +217,32 @@ class MurphyOut(BaseModel):
     total: float = Field(description="REL - RES + UNC + WBV - WBC: equals the Brier score.")
 
 
+class CalibratedBaselineOut(BaseModel):
+    expected: float = Field(description="Mean ECE of a perfectly calibrated model with these confidences and samples.")
+    high: float = Field(description="Its 95th percentile: an ECE at or below it cannot tell the model from one.")
+
+
+class EceOut(BaseModel):
+    estimate: float = Field(description="ECE over the equal-width bins (the plug-in: biased up).")
+    biased: Literal[True] = True
+    label: str
+    interval: FigureOut = Field(
+        description="Bootstrap over problems, reflected about the estimate (2 ECE - quantiles: removes the bias the "
+        "resampled ECEs share); lower bound 0 where the ECE is within a calibrated model's 95 % range."
+    )
+    calibrated: CalibratedBaselineOut = Field(
+        description="What sampling noise alone gives: the ECE of a perfectly calibrated model at this N."
+    )
+
+
 class CalibrationOut(BaseModel):
     samples: int = Field(description="Samples with a confidence.")
     bins: int
     brier: FigureOut
     decomposition: MurphyOut = Field(description="Murphy decomposition over the equal-width bins.")
-    ece_equal_width: float
-    ece_equal_count: float
+    ece_equal_width: float = Field(description="BIASED plug-in (see `ece`): noise alone makes it positive.")
+    ece_equal_count: float = Field(description="BIASED plug-in over equal-count bins.")
+    ece: EceOut | None = Field(None, description="The equal-width ECE labelled, with its interval and baseline.")
     reliability_diagram: list[CalibrationBinOut] = Field(description="Equal-width bins: the dashboard's diagram.")
     reliability_diagram_equal_count: list[CalibrationBinOut]
 

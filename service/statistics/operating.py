@@ -32,7 +32,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from service.statistics.bootstrap import index_chunks, validate_options
-from service.statistics.intervals import sorted_quantiles
+from service.statistics.intervals import column_means, rescaled, sorted_quantiles
 
 __all__ = [
     "CostAtK",
@@ -388,10 +388,17 @@ def operating_summary(
         cost_pass, _ = problem_sums(columns.problem, with_cost, problems)
         mean_cost = ratio_of_sums(cost_sum, cost_n)
 
+        pass_estimates = column_means(at_k)
+
         def cost_columns(idx: np.ndarray) -> np.ndarray:
             mean = mean_cost(idx)
             per_success = ratio_of_sums(cost_sum, cost_pass)(idx)
-            pass_means = np.stack([np.take(at_k[:, j], idx).mean(axis=1) for j in range(len(ks))], axis=1)
+            # pass@k's own resampled means, stretched as its interval's are, so that a constant cost per sample
+            # gives cost per solved problem exactly the bounds cost / pass@k's bounds
+            pass_means = rescaled(
+                np.stack([np.take(at_k[:, j], idx).mean(axis=1) for j in range(len(ks))], axis=1),
+                pass_estimates, problems,
+            )
             k_arr = np.asarray(ks, dtype=np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 per_problem = mean[:, None] * k_arr

@@ -315,7 +315,7 @@ def render_table(report: dict[str, Any]) -> str:
         lines += ["", "* method fell back:"] + [f"  - {note}" for note in footnotes]
     if _few_effective(report):
         lines += ["", "! the estimate rests on fewer than 30 problems (effective number (sum x)^2 / sum x^2): "
-                  "its interval is unreliable, likely too narrow"]
+                  "its interval can be too narrow"]
     if report["warnings"]:
         lines += ["", "warnings:"] + [f"  - {w}" for w in report["warnings"]]
     return "\n".join(lines)

@@ -123,7 +123,7 @@ def effective_problems_warning(effective: float | None) -> str | None:
         return None
     return (
         f"the estimate rests on about {effective:.1f} problems (effective number of problems (sum x)^2 / sum x^2, "
-        f"under {FEW_PROBLEMS}): its interval is unreliable, likely too narrow"
+        f"under {FEW_PROBLEMS}): its interval can be too narrow"
     )
 
 

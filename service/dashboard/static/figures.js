@@ -86,7 +86,8 @@ function render(m) {
     children.push(h("div", { class: "grid-2" },
       h("div", {}, h("h3", {}, "Reliability diagram"), diagram),
       h("div", {}, h("h3", {}, "Calibration"), table,
-        h("p", { class: "muted small" }, "Brier = reliability − resolution + uncertainty (+ within-bin terms when a bin holds different confidences)."))));
+        h("p", { class: "muted small" }, "Brier = reliability − resolution + uncertainty (+ within-bin terms when a bin holds different confidences)."),
+        cal.ece ? h("p", { class: "muted small", id: "cal-ece-label" }, `ECE: ${cal.ece.label}.`) : null)));
     reliabilityDiagram(diagram, cal.reliability_diagram);
   }
   clear(panel, children);

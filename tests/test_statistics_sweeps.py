@@ -57,3 +57,32 @@ def test_envelope_has_no_interval_where_a_run_has_none() -> None:
     flat = np.full((30, 1), 0.5)
     summary = sweep_summary([flat, _curve(3, 30)[:, :1]], [1], resamples=500)
     assert summary.best[0].envelope_low is None and summary.best[0].envelope_high is None
+
+
+def test_the_margin_holds_for_whichever_pair_is_picked() -> None:
+    # best - runner-up +- c x its standard error, with c the 95th percentile over the resamples of the largest
+    # studentised deviation of any pair of runs: written out here from the resampled means themselves.
+    from service.statistics import resample_means
+    from service.statistics.intervals import rescaled
+
+    rng = np.random.default_rng(5)
+    p = rng.beta(0.6, 0.6, 100)
+    runs = [(rng.binomial(10, p**power) / 10.0)[:, None] for power in (0.8, 1.0, 1.2, 1.4)]
+    summary = sweep_summary(runs, [1], resamples=3000, seed=6)
+    stacked = np.hstack(runs)
+    estimates = stacked.mean(axis=0)
+    dist = rescaled(resample_means(stacked, resamples=3000, seed=6), estimates, 100)
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    studentised = np.column_stack([
+        np.abs(dist[:, i] - dist[:, j] - (estimates[i] - estimates[j])) / np.std(dist[:, i] - dist[:, j], ddof=1)
+        for i, j in pairs
+    ])
+    critical = np.quantile(studentised.max(axis=1), 0.95)
+    best = summary.best[0]
+    winner, runner_up = np.argsort(estimates)[::-1][:2]
+    assert best.best == winner
+    error = np.std(dist[:, winner] - dist[:, runner_up], ddof=1)
+    assert best.margin == pytest.approx(estimates[winner] - estimates[runner_up], rel=1e-12)
+    assert best.margin_low == pytest.approx(best.margin - critical * error, rel=1e-9)
+    assert best.margin_high == pytest.approx(best.margin + critical * error, rel=1e-9)
+    assert critical > 1.96 * 1.1  # wider than one pair's own interval: the pair was picked

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
+from scipy.special import ndtri
 
 from service.statistics.bootstrap import bootstrap_means, derive_seed, index_chunks, resample_means
 from service.statistics.intervals import (
@@ -49,7 +50,6 @@ from service.statistics.intervals import (
     mean_intervals,
     rescaled,
 )
-from scipy.special import ndtri
 
 __all__ = [
     "MAX_GROUPS",

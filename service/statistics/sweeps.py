@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from service.statistics.bootstrap import resample_means, validate_options
-from service.statistics.intervals import TIE_TOLERANCE, Interval, Method, mean_intervals, rescaled, sorted_quantiles
+from service.statistics.intervals import TIE_TOLERANCE, Interval, Method, mean_intervals, rescaled
 
 __all__ = ["BestAtK", "SweepSummary", "sweep_summary"]
 
@@ -34,7 +34,8 @@ class BestAtK:
     tied: list[int]  # every run whose pass@k equals the highest (one run when there is no tie)
     probability_best: list[float]  # per run: share of resamples in which it has the highest pass@k, ties split
     margin: float  # best - runner-up (0 with one run, or a tie)
-    margin_low: float | None  # percentile interval of best - runner-up over the resamples
+    # best - runner-up +- c x its standard error, c simultaneous over every pair of runs (see _pairwise_critical)
+    margin_low: float | None
     margin_high: float | None
     envelope: float  # max over runs of pass@k (optimistic: picking the best of several is biased up)
     envelope_low: float | None  # simultaneous (see sweep_summary); None where some run has no interval
@@ -61,6 +62,24 @@ def _shares_of_best(at_k: np.ndarray) -> np.ndarray:
     top = at_k.max(axis=1, keepdims=True)
     winners = at_k >= top - TIE_TOLERANCE * np.maximum(1.0, np.abs(top))
     return (winners / winners.sum(axis=1, keepdims=True)).mean(axis=0)
+
+
+def _pairwise_critical(at_k: np.ndarray, point: np.ndarray, confidence: float) -> float:
+    """c such that, over the resamples, every pair's difference stays within c of its estimate in units of its
+    standard error with probability `confidence`: the (confidence) quantile of max_(i<j) |d*_ij - d_ij| / se_ij.
+
+    The best run and its runner-up are picked because their estimates came out on top, so the interval of
+    their difference alone would sit too high (the winner's noise helped it win); an interval that holds for
+    every pair at once holds for the pair picked, whichever it is. With two runs it is the plain studentised one.
+    """
+    first, second = np.triu_indices(at_k.shape[1], 1)
+    spread = at_k[:, first] - at_k[:, second]
+    scale = spread.std(axis=0, ddof=1)
+    moving = scale > 0
+    if not moving.any():
+        return 0.0
+    deviation = np.abs(spread[:, moving] - (point[first] - point[second])[moving]) / scale[moving]
+    return float(np.quantile(deviation.max(axis=1), confidence))
 
 
 def sweep_summary(
@@ -93,8 +112,6 @@ def sweep_summary(
     # when the best run's own upper bound is below its truth: alpha/2 at the plain level. The picking of a
     # maximum, which made the resampled maximum's percentile interval cover 82 % at k = 10, does not enter.
     simultaneous = mean_intervals(raw, stacked, method=method, confidence=1.0 - (1.0 - confidence) / runs)
-    alpha = 1.0 - confidence
-    levels = np.array([alpha / 2.0, 1.0 - alpha / 2.0])
     best: list[BestAtK] = []
     for j, k in enumerate(ks):
         columns = [r * width + j for r in range(runs)]
@@ -117,8 +134,9 @@ def sweep_summary(
             others = [c for c in range(runs) if c != winner]
             runner_up = others[int(np.argmax(point[others]))]
             margin = 0.0 if len(tied) > 1 else float(point[winner] - point[runner_up])
-            spread = np.sort(at_k[:, winner] - at_k[:, runner_up])
-            margin_low, margin_high = (float(v) for v in sorted_quantiles(spread, levels))
+            error = float(np.std(at_k[:, winner] - at_k[:, runner_up], ddof=1))
+            critical = _pairwise_critical(at_k, point, confidence)
+            margin_low, margin_high = margin - critical * error, margin + critical * error
         best.append(
             BestAtK(
                 k=k, best=winner, tied=tied, probability_best=[float(w) for w in wins], margin=margin,

@@ -36,7 +36,10 @@ class SweepBest(BaseModel):
         "resample where t runs tie counts 1/t for each, so the answer does not depend on the order of the runs."
     )
     margin: float = Field(description="Best minus runner-up pass@k (paired); 0 on a tie.")
-    margin_ci_low: float | None
+    margin_ci_low: float | None = Field(
+        description="The margin -/+ c standard errors, c simultaneous over every pair of runs: the two runs are "
+        "picked because they came out on top, and an interval that holds for every pair holds for them."
+    )
     margin_ci_high: float | None
     envelope: float = Field(description="Max over temperatures of pass@k: the best this model reaches at this k.")
     envelope_ci_low: float | None = Field(

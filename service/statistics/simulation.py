@@ -387,7 +387,7 @@ def operating_coverage(*, repetitions: int, resamples: int, seed: int) -> list[I
                 tally.add(offset + j, figure.ci_low, figure.ci_high, open_bounds=True)
                 if figure.note and "rough" in figure.note:
                     notes.setdefault(names[offset + j], []).append(figure.note)
-    warned = {name: f"noted in {len(found)} of {repetitions} runs: few samples above it, interval rough"
+    warned = {name: "noted in most runs: few samples above it, the interval is rough"
               for name, found in notes.items() if len(found) > repetitions / 2}
     rows = tally.rows(names, "", repetitions, warned)
     settings = [f"{PROBLEMS} problems x 10 samples"] * 2 + [

@@ -24,8 +24,8 @@ def test_two_identical_runs_tie_and_split_the_resamples() -> None:
 
 
 def test_the_order_of_the_runs_does_not_change_the_answer() -> None:
-    # Run b is better on one problem of 164: the resamples that miss that problem tie, and used to go to
-    # whichever run came first (0.382 / 0.618 became 1 / 0 when the runs were swapped).
+    # Run b is better on one problem of 164: the resamples that miss that problem tie. Handing ties to whichever
+    # run comes first would turn 0.382 / 0.618 into 1 / 0 when the runs are swapped.
     rng = np.random.default_rng(1)
     a = (rng.binomial(10, rng.beta(0.5, 0.5, 164)) / 10.0)[:, None]
     b = a.copy()

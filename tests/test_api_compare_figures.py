@@ -23,6 +23,8 @@ async def test_fourteen_five_detectability(client: httpx.AsyncClient, fourteen_f
     assert round(d["standard_error"] * 100, 2) == 2.16
     assert round(d["minimum_detectable_difference"] * 100, 1) == 6.1
     assert d["detectable"] is False
+    # a planning figure, and it says so wherever it is shown
+    assert d["label"].startswith("planning figure") and "not a test of this comparison" in d["label"]
     assert (d["problems_needed"], d["more_problems_needed"]) == (369, 169)
     assert body["figures"] == {} and body["incremental_cost_per_success"] is None
 
@@ -62,6 +64,10 @@ async def test_paired_cost_per_success_and_p95_latency(client: httpx.AsyncClient
     assert p95["base"]["estimate"] == np.percentile(base_lat, 95, method="inverted_cdf")
     assert p95["candidate"]["estimate"] == np.percentile(cand_lat, 95, method="inverted_cdf")
     assert p95["difference"]["ci_low"] <= p95["difference"]["estimate"] <= p95["difference"]["ci_high"]
+    # each run's p95 with Woodruff's interval, the difference and ratio linearised over the shared problems
+    assert p95["base"]["method_used"] == p95["candidate"]["method_used"] == "woodruff"
+    assert p95["difference"]["method_used"] == p95["relative_difference"]["method_used"] == "woodruff, linearised"
+    assert list(body["figures"]) == ["mean_cost_per_sample", "cost_per_success", "latency_p95_ms"]
     # seed 004's price of an extra success: delta cost per request / delta success rate
     pass1 = body["metrics"][0]
     expected = (0.031 - 0.012) / (pass1["candidate"]["estimate"] - pass1["base"]["estimate"])

@@ -264,6 +264,8 @@ async def test_all_solved_none_solved_and_single_problem_fallbacks(client: httpx
         assert (interval["estimate"], interval["ci_high"], interval["method_used"]) == (1.0, 1.0, "clopper-pearson")
         assert interval["ci_low"] == pytest.approx(0.025 ** (1 / 50))
         assert "every problem scores 1" in interval["fallback_reason"]
+        # no standard error beside an exact bound (0 would claim the mean is known), and the reason why
+        assert interval["standard_error"] is None and "exact bound" in interval["standard_error_note"]
     single = await create_run(client, dataset["id"], {"p0": 5})
     await set_verdicts(db_session, single["id"], "p0", _verdicts(5, 0))
     body = (await _metrics(client, single["id"], k="1")).json()
@@ -417,3 +419,35 @@ async def test_problems_carry_the_curves_for_every_k_up_to_n_min(client: httpx.A
     assert curves["pass_at_k"] == pytest.approx([0.425, 0.7, 0.875, 1.0], rel=1e-12)
     assert curves["pass_hat_k"] == pytest.approx([(x + y) / 2 for x, y in zip(hat_a, hat_b, strict=True)], rel=1e-12, abs=1e-15)
     assert curves["pass_hat_k"] == pytest.approx([0.425, 0.15, 0.05, 0.0], rel=1e-12, abs=1e-15)
+
+
+async def test_an_estimate_few_problems_carry_is_warned_about(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    # pass^100 at n = 200 over 40 problems of which 3 are (nearly) always solved: it rests on about 3 problems.
+    keys = [f"p{i}" for i in range(40)]
+    dataset = await create_dataset(client, keys)
+    run = await create_run(client, dataset["id"], {k: 200 for k in keys})
+    cs = [200, 199, 190] + [60] * 37
+    for key, c in zip(keys, cs, strict=True):
+        await set_verdicts(db_session, run["id"], key, _verdicts(200, c))
+    body = (await _metrics(client, run["id"], k="1,100", resamples=2000)).json()
+    at1, hat100 = body["metrics"][0]["pass_at_k"], body["metrics"][1]["pass_hat_k"]
+    values = np.array([comb(c, 100) / comb(200, 100) for c in cs])
+    assert hat100["effective_problems"] == pytest.approx(values.sum() ** 2 / np.sum(values**2), rel=1e-9)
+    assert hat100["effective_problems"] < 3 and "rests on about" in hat100["warning"]
+    assert at1["effective_problems"] > 30 and at1["warning"] is None
+    assert [w for w in body["warnings"] if w.startswith("pass^100: the estimate rests on about")]
+    assert not [w for w in body["warnings"] if w.startswith("pass@1:")]
+
+
+async def test_small_tags_are_named_in_the_warnings(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    tags = {f"a{i}": ["size:small"] for i in range(4)} | {f"b{i}": ["size:big"] for i in range(40)}
+    dataset = await _dataset_with_tags(client, tags)
+    run = await create_run(client, dataset["id"], {k: 4 for k in tags})
+    for i, key in enumerate(tags):
+        await set_verdicts(db_session, run["id"], key, _verdicts(4, i % 5))
+    body = (await _metrics(client, run["id"], k="1", group_by="tag")).json()
+    expected = "fewer than 30 problems in tag 'size:small' (4)"
+    assert [w for w in body["groups"]["warnings"] if w.startswith(expected)]
+    assert [w for w in body["warnings"] if w.startswith(expected)]
+    small = body["groups"]["groups"][1]["metrics"][0]["pass_at_k"]
+    assert small["warning"] and small["effective_problems"] <= 4

@@ -76,7 +76,15 @@ async def test_cost_latency_tokens_steps_and_calibration(client: httpx.AsyncClie
     lat = body["latency"]
     expected = np.percentile(latency.ravel(), [50, 95, 99], method="inverted_cdf")
     assert [lat["p50_ms"]["estimate"], lat["p95_ms"]["estimate"], lat["p99_ms"]["estimate"]] == pytest.approx(expected)
-    assert lat["p95_ms"]["ci_low"] <= lat["p95_ms"]["estimate"] <= lat["p95_ms"]["ci_high"]
+    assert lat["p50_ms"]["ci_low"] <= lat["p50_ms"]["estimate"] <= lat["p50_ms"]["ci_high"]
+    # Woodruff's interval, the same as the statistics module gives on these samples (no resampling)
+    from service.statistics.operating import woodruff_percentiles
+
+    (p95,) = woodruff_percentiles(np.repeat(np.arange(50), 2), latency.ravel(), 50, (0.95,), confidence=0.95)
+    assert lat["p95_ms"]["method_used"] == "woodruff" and lat["p95_ms"]["resamples"] == 0
+    assert (lat["p95_ms"]["ci_low"], lat["p95_ms"]["ci_high"]) == (p95.figure.ci_low, p95.figure.ci_high)
+    # 100 samples: the p99 is the largest but one, its upper bound beyond anything observed (open) and said so
+    assert lat["p99_ms"]["ci_high"] is None and "beyond the largest value" in lat["p99_ms"]["note"]
 
     assert body["tokens"]["mean_input"]["estimate"] == pytest.approx(100.5)
     assert body["tokens"]["total_output"] == 4000
@@ -99,6 +107,12 @@ async def test_cost_latency_tokens_steps_and_calibration(client: httpx.AsyncClie
     )
     assert cal["ece_equal_width"] == pytest.approx(expected_ece)
     assert len(cal["reliability_diagram_equal_count"]) == 4
+    # the ECE labelled biased, with its interval over problems and what a calibrated model would show
+    ece = cal["ece"]
+    assert ece["estimate"] == cal["ece_equal_width"] and ece["biased"] is True and "BIASED" in ece["label"]
+    assert ece["interval"]["method_used"] == "basic bootstrap" and ece["interval"]["resamples"] == 1001
+    assert ece["interval"]["ci_low"] <= ece["estimate"] or ece["interval"]["ci_low"] == 0.0
+    assert 0 < ece["calibrated"]["expected"] < ece["calibrated"]["high"]
 
 
 async def test_no_metadata_no_figures_and_no_pass_no_cost_per_success(

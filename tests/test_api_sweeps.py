@@ -62,6 +62,25 @@ async def test_best_temperature_per_k_and_envelope(client: httpx.AsyncClient, sw
         assert b["margin_ci_low"] <= b["margin"] <= b["margin_ci_high"]
     assert best[1]["margin"] == pytest.approx(0.2)  # 0.6 - 0.4, the runner-up at k = 1 is T = 0.8
     assert best[10]["probability_best"][2] > 0.5
+    assert not best[1]["tie"] and best[1]["tied_run_ids"] == [best[1]["best_run_id"]]
+
+
+async def test_two_runs_alike_are_a_tie_whatever_their_order(client: httpx.AsyncClient, db_session: AsyncSession) -> None:
+    dataset = await create_dataset(client, [f"s/{i}" for i in range(PROBLEMS)])
+    passes = [(3 * i) % 11 for i in range(PROBLEMS)]
+    cold = await _run_at(client, db_session, dataset["id"], 0.2, passes)
+    warm = await _run_at(client, db_session, dataset["id"], 0.8, passes)
+    answers = []
+    for order in ((cold, warm), (warm, cold)):
+        response = await client.get(
+            "/v1/sweeps", params={"runs": ",".join(r["id"] for r in order), "k": "1,10", "resamples": 2000}
+        )
+        assert response.status_code == 200, response.text
+        answers.append(response.json()["best"])
+    assert answers[0] == answers[1]  # the runs come back sorted by temperature either way
+    for best in answers[0]:
+        assert best["probability_best"] == [0.5, 0.5]
+        assert best["tie"] and best["tied_run_ids"] == [cold["id"], warm["id"]] and best["margin"] == 0.0
 
 
 def test_sweep_intervals_share_the_resamples_of_one_bootstrap() -> None:

@@ -336,7 +336,8 @@ def test_bootstrap_single_problem_has_no_interval_but_says_so() -> None:
     intervals = bootstrap_means(np.array([[0.25, 0.7, 1.0]]), resamples=500)
     for iv, value in zip(intervals[:2], [0.25, 0.7], strict=True):
         assert iv.estimate == value and iv.ci_low is None and iv.ci_high is None  # no bounds, not zero width
-        assert iv.standard_error == 0.0
+        # no interval, no standard error: a 0 would claim the mean is known exactly
+        assert iv.standard_error is None and "no interval" in (iv.standard_error_note or "")
         assert iv.method_used == "none" and "single problem" in (iv.fallback_reason or "")
     # A single problem scoring 1 still bounds the population mean: (alpha/2)^(1/1).
     solved = intervals[2]
@@ -350,7 +351,8 @@ def test_bootstrap_constant_columns_fall_back() -> None:
         ones, tenths, zeros = bootstrap_means(values, resamples=1000, method=method)
         # All solved / none solved: resampling cannot move the mean; exact bound (alpha/2)^(1/m).
         bound = 0.025 ** (1 / 300)
-        assert (ones.estimate, ones.ci_high, ones.standard_error) == (1.0, 1.0, 0.0)
+        assert (ones.estimate, ones.ci_high, ones.standard_error) == (1.0, 1.0, None)
+        assert "exact bound" in (ones.standard_error_note or "")
         assert ones.ci_low == pytest.approx(bound, rel=1e-12) and ones.ci_low == pytest.approx(0.98778, abs=1e-5)
         assert (zeros.estimate, zeros.ci_low) == (0.0, 0.0)
         assert zeros.ci_high == pytest.approx(1 - bound, rel=1e-12)
@@ -377,7 +379,8 @@ def test_bootstrap_uses_same_indices_for_every_column(curve: np.ndarray) -> None
     col = curve[:, 1]
     scale, shift = 3.0, 2.0
     base, affine, flipped = bootstrap_means(
-        np.column_stack([col, scale * col + shift, -col]), resamples=2000, seed=9, method="percentile"
+        np.column_stack([col, scale * col + shift, -col]), resamples=2000, seed=9, method="percentile",
+        bounded=np.array([True, False, False]),
     )
     # Linear-interpolated percentiles commute with increasing affine maps only
     # when the resampled rows are shared across columns.

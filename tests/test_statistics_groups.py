@@ -85,3 +85,47 @@ def test_no_tags_and_too_many_tags() -> None:
     assert (empty.groups, empty.micro, empty.macro, empty.untagged_problems) == ([], [], [], 3)
     with pytest.raises(TooManyGroups):
         _run(np.ones((MAX_GROUPS + 1, 1)), [[f"t{i}"] for i in range(MAX_GROUPS + 1)])
+
+
+def test_small_groups_are_named_in_a_warning() -> None:
+    values = np.random.default_rng(4).random((164, 1))
+    tags = [["a"]] * 4 + [["b"]] * 10 + [["c"]] * 150
+    result = _run(values, tags)
+    assert result.warnings == [
+        "fewer than 30 problems in tag 'a' (4), 'b' (10): intervals over so few problems are unreliable (bootstrap "
+        "intervals tend to be too narrow), and the macro average weighs each as much as any other"
+    ]
+    assert _run(values, [["c"]] * 164).warnings == []
+
+
+def test_a_small_group_is_stretched_by_its_bootstrap_shrinkage() -> None:
+    # The bootstrap distribution of a mean of m values has variance (m - 1)/m s^2/m; stretched by sqrt(m/(m - 1))
+    # its percentile interval is as wide as s/sqrt(m) calls for. The exact bootstrap variance of 4 values:
+    x = np.array([0.1, 0.4, 0.5, 0.9])
+    (interval,) = group_intervals(x[:, None], [["a"]] * 4, resamples=20_000, confidence=0.95, seed=1,
+                                  method="percentile").groups[0].intervals
+    from service.statistics import resample_means
+    from service.statistics.bootstrap import derive_seed
+
+    raw = resample_means(x[:, None], resamples=20_000, seed=derive_seed(1, "group:a"))[:, 0]
+    stretched = x.mean() + np.sqrt(4 / 3) * (raw - x.mean())
+    assert interval.ci_low == pytest.approx(np.quantile(stretched, 0.025), abs=1e-12)
+    assert interval.ci_high == pytest.approx(np.quantile(stretched, 0.975), abs=1e-12)
+    assert stretched.var() == pytest.approx(x.var(ddof=1) / 4, rel=0.03)  # the CLT variance it reports
+    assert interval.standard_error == pytest.approx(x.std(ddof=1) / 2, rel=1e-12)
+
+
+def test_a_frozen_group_gives_the_macro_a_standard_error_that_matches_its_widened_interval() -> None:
+    # 80 + 80 problems, plus a group of one problem at 0.3: the widened interval is honest, and its standard
+    # error says as much (the bootstrap's own, 0.016, would claim the single problem's group is known).
+    rng = np.random.default_rng(5)
+    values = np.vstack([rng.binomial(1, 0.5, (160, 1)).astype(float), [[0.3]]])
+    tags = [["a"]] * 80 + [["b"]] * 80 + [["c"]]
+    macro = _run(values, tags, resamples=4000).macro[0]
+    assert macro.method_used == "widened"
+    assert macro.standard_error == pytest.approx((macro.ci_high - macro.ci_low) / (2 * 1.959964), rel=1e-6)
+    assert macro.standard_error > 0.08  # the truth at k = 1 is about 0.085
+    assert "widened interval's width" in (macro.standard_error_note or "")
+    # and the frozen group's own interval: none, so no standard error either
+    frozen = _run(values, tags, resamples=4000).groups[2].intervals[0]
+    assert frozen.standard_error is None and frozen.standard_error_note

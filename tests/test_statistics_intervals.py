@@ -22,12 +22,17 @@ from service.statistics.intervals import (
 
 
 def _scipy_interval(column: np.ndarray, distribution: np.ndarray, method: str, confidence: float) -> tuple[float, float]:
-    """scipy.stats.bootstrap on our own bootstrap distribution (n_resamples=0 reuses it)."""
+    """scipy.stats.bootstrap on our own bootstrap distribution (n_resamples=0 reuses it), then stretched about the
+    mean by sqrt(m / (m - 1)): the bootstrap distribution of a mean of m values is that much narrower than the
+    standard error s / sqrt(m). BCa's levels do not change under that stretch (it keeps every resample on its side
+    of the estimate, and the acceleration comes from the data), so the bounds stretch with it."""
     result = stats.bootstrap(
         (column,), np.mean, n_resamples=0, bootstrap_result=SimpleNamespace(bootstrap_distribution=distribution),
         method=method, confidence_level=confidence,
     )
-    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+    mean, factor = column.mean(), np.sqrt(column.size / (column.size - 1))
+    low, high = result.confidence_interval.low, result.confidence_interval.high
+    return float(mean + factor * (low - mean)), float(mean + factor * (high - mean))
 
 
 @pytest.mark.parametrize("confidence", [0.8, 0.95, 0.99])
@@ -145,3 +150,37 @@ def test_wilson_interval_worked_vector() -> None:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     assert (low, high) == pytest.approx((centre - half, centre + half), rel=1e-12)
+
+
+def test_effective_problems_exact_values_and_warning() -> None:
+    # (sum x)^2 / sum x^2: 164 equal scores -> 164; four problems at 1 and 160 at 0 -> 4; 1, 1/2, 1/2 -> 16/6.
+    values = np.zeros((164, 3))
+    values[:, 0] = 0.4
+    values[:4, 1] = 1.0
+    values[:3, 2] = [1.0, 0.5, 0.5]
+    values[3:, 2] = 0.0
+    spread, four, three = bootstrap_means(values, resamples=500)
+    assert spread.effective_problems == pytest.approx(164.0, rel=1e-12) and spread.warning is None
+    assert four.effective_problems == pytest.approx(4.0, rel=1e-12)
+    assert three.effective_problems == pytest.approx(16 / 6, rel=1e-12)
+    assert "about 4.0 problems" in (four.warning or "") and "under 30" in (four.warning or "")
+    (none,) = bootstrap_means(np.zeros((50, 1)), resamples=100)  # nobody solves anything: no such number
+    assert none.effective_problems is None and none.warning is None
+    # a paired difference is not a score: no effective number
+    (difference,) = bootstrap_means(np.linspace(-0.5, 0.5, 60)[:, None], resamples=100, bounded=False)
+    assert difference.effective_problems is None
+
+
+def test_pass_hat_100_of_a_long_tailed_run_is_warned_about() -> None:
+    # pass^100 at n = 200 with Beta(0.5, 0.8) difficulties: a handful of problems carry it.
+    rng = np.random.default_rng(12)
+    ns = np.full(164, 200)
+    _, hat = per_problem_estimates(ns, rng.binomial(200, rng.beta(0.5, 0.8, 164)), [100])
+    (interval,) = bootstrap_means(hat, resamples=1000)
+    assert interval.effective_problems < 10 and interval.warning
+
+
+def test_exact_bounds_and_no_interval_carry_no_standard_error() -> None:
+    ones, flat = bootstrap_means(np.column_stack([np.ones(40), np.full(40, 0.5)]), resamples=100)
+    assert ones.method_used == "clopper-pearson" and ones.standard_error is None and ones.standard_error_note
+    assert flat.method_used == "none" and flat.standard_error is None and flat.standard_error_note

@@ -9,7 +9,9 @@ from scipy import stats
 from service.statistics.bootstrap import resample_means
 from service.statistics.calibration import (
     brier_score,
+    calibrated_baseline,
     calibration_bins,
+    calibration_summary,
     ece,
     ece_from_bins,
     equal_count_bins,
@@ -17,13 +19,14 @@ from service.statistics.calibration import (
     murphy_decomposition,
 )
 from service.statistics.operating import (
-    PooledValues,
+    SampleColumns,
     bootstrap_distribution,
     figures_from_distribution,
     incremental_cost_per_success,
+    paired_figures,
     problem_sums,
     ratio_of_sums,
-    weighted_percentiles,
+    woodruff_percentiles,
 )
 from service.statistics.power import detectability, minimum_detectable_difference, problems_needed
 from service.statistics.release import Bound, ReleaseVerdict, combine, judge
@@ -84,37 +87,106 @@ def test_ratio_interval_unbounded_when_some_resamples_have_no_pass() -> None:
 def test_percentiles_match_numpy_inverted_cdf() -> None:
     rng = np.random.default_rng(1)
     latency = rng.lognormal(6, 0.7, 997)
+    latency[::50] = np.nan  # not sent
     problem = rng.integers(0, 40, 997)
-    pooled = PooledValues.of(problem, latency)
-    ours = weighted_percentiles(pooled, np.arange(40)[None, :], 40)[0]
-    theirs = np.percentile(latency, [50, 95, 99], method="inverted_cdf")
+    ours = [q.figure.estimate for q in woodruff_percentiles(problem, latency, 40, (0.5, 0.95, 0.99), confidence=0.95)]
+    theirs = np.percentile(latency[~np.isnan(latency)], [50, 95, 99], method="inverted_cdf")
     np.testing.assert_array_equal(ours, theirs)
 
 
-def test_percentiles_of_a_resample_weigh_repeated_problems() -> None:
-    rng = np.random.default_rng(2)
-    latency = rng.exponential(800, 300)
-    problem = rng.integers(0, 12, 300)
-    pooled = PooledValues.of(problem, latency)
-    idx = rng.integers(0, 12, size=(25, 12))
-    ours = weighted_percentiles(pooled, idx, 12)
-    for row, drawn in zip(ours, idx, strict=True):
-        repeated = np.concatenate([latency[problem == p] for p in drawn])
-        np.testing.assert_array_equal(row, np.percentile(repeated, [50, 95, 99], method="inverted_cdf"))
+def _woodruff_by_hand(problem: np.ndarray, latency: np.ndarray, level: float) -> tuple[float, float, float]:
+    """Woodruff's interval written out: per problem, its samples at or below the estimate, the linearised
+    standard error of that share over problems, scipy's t quantile, numpy's inverted CDF at the shifted levels."""
+    estimate = np.quantile(latency, level, method="inverted_cdf")
+    problems = np.unique(problem)
+    m, total = problems.size, latency.size
+    # continuous values: the estimate is one sample; its problem counts the part of it that makes level x N
+    part = level * total - np.sum(latency < estimate)
+    deviations = [
+        np.sum(latency[problem == p] < estimate) + part * np.sum(latency[problem == p] == estimate)
+        - level * np.sum(problem == p)
+        for p in problems
+    ]
+    se = np.sqrt(m / (m - 1) * np.sum(np.square(deviations))) / total
+    t = stats.t.ppf(0.975, m - 1)
+    low = np.quantile(latency, level - t * se, method="inverted_cdf")
+    high = np.quantile(latency, level + t * se, method="inverted_cdf")
+    return float(estimate), float(low), float(high)
 
 
-def test_percentile_figures_have_intervals_that_cover_the_estimate() -> None:
-    rng = np.random.default_rng(3)
-    latency = rng.lognormal(6, 0.5, 2000)
-    problem = np.repeat(np.arange(200), 10)
-    pooled = PooledValues.of(problem, latency)
-    estimate, dist = bootstrap_distribution(
-        200, lambda idx: weighted_percentiles(pooled, idx, 200), resamples=1000, seed=0
-    )
-    figures = figures_from_distribution(estimate, dist, confidence=0.95)
-    assert [f.estimate for f in figures] == list(np.percentile(latency, [50, 95, 99], method="inverted_cdf"))
-    for f in figures:
-        assert f.ci_low < f.estimate < f.ci_high and f.standard_error > 0
+@pytest.mark.parametrize("samples", [1, 10])
+def test_woodruff_interval_against_a_computation_by_hand(samples: int) -> None:
+    rng = np.random.default_rng(7)
+    problem = np.repeat(np.arange(164), samples)
+    latency = np.exp(0.6 * rng.standard_normal(164)[problem] + 0.4 * rng.standard_normal(problem.size))
+    for q in woodruff_percentiles(problem, latency, 164, (0.5, 0.95), confidence=0.95):
+        estimate, low, high = _woodruff_by_hand(problem, latency, q.level)
+        assert (q.figure.estimate, q.figure.ci_low, q.figure.ci_high) == (estimate, low, high)
+        assert q.figure.method_used == "woodruff" and q.figure.resamples == 0
+        assert q.figure.standard_error == pytest.approx((high - low) / (2 * stats.t.ppf(0.975, 163)), rel=1e-12)
+
+
+def test_woodruff_with_one_sample_per_problem_is_the_binomial_standard_error() -> None:
+    # independent samples, the median of 400 (200 below it): the linearised variance of the share below is
+    # sum (a_i - 1/2)^2 / N^2 = 1/4 / N, the binomial's, times m / (m - 1)
+    rng = np.random.default_rng(8)
+    latency = rng.exponential(500.0, 400)
+    problem = np.arange(400)
+    (q,) = woodruff_percentiles(problem, latency, 400, (0.5,), confidence=0.95)
+    t = stats.t.ppf(0.975, 399)
+    se = np.sqrt(0.5 * 0.5 / 400 * 400 / 399)
+    assert q.figure.ci_low == np.quantile(latency, 0.5 - t * se, method="inverted_cdf")
+    assert q.figure.ci_high == np.quantile(latency, 0.5 + t * se, method="inverted_cdf")
+
+
+def test_woodruff_upper_bound_is_open_at_the_largest_value() -> None:
+    # 40 problems x 1 sample: the p99 is the largest latency; the truth may lie beyond anything observed
+    latency = np.random.default_rng(9).lognormal(6, 0.5, 40)
+    (q,) = woodruff_percentiles(np.arange(40), latency, 40, (0.99,), confidence=0.95)
+    assert q.figure.estimate == latency.max()
+    assert q.figure.ci_high is None and q.figure.standard_error is None
+    assert "beyond the largest value" in (q.figure.note or "") and "rough" in (q.figure.note or "")
+
+
+def test_woodruff_without_samples_or_with_one_problem() -> None:
+    (none,) = woodruff_percentiles(np.arange(3), np.full(3, np.nan), 3, (0.95,), confidence=0.95)
+    assert none.figure.estimate is None and none.figure.note == "no sample"
+    (one,) = woodruff_percentiles(np.zeros(5, dtype=np.intp), np.arange(5.0), 1, (0.5,), confidence=0.95)
+    assert one.figure.estimate == 2.0 and one.figure.ci_low is None and "one problem" in (one.figure.note or "")
+
+
+def _latency_columns(problem: np.ndarray, latency: np.ndarray) -> SampleColumns:
+    nan = np.full(problem.size, np.nan)
+    return SampleColumns(problem, np.zeros(problem.size), nan, latency, nan, nan, nan, nan)
+
+
+def test_paired_p95_of_a_run_one_tenth_slower_everywhere() -> None:
+    # Every latency 10 % longer: the ratio is exactly 1.1 on every problem, so its linearised interval has no
+    # width, and the difference's standard error is 0.1 of the base's own.
+    rng = np.random.default_rng(10)
+    problem = np.repeat(np.arange(120), 5)
+    latency = np.exp(0.6 * rng.standard_normal(120)[problem] + 0.4 * rng.standard_normal(problem.size))
+    figures = paired_figures(_latency_columns(problem, latency), _latency_columns(problem, 1.1 * latency), 120)
+    p95 = figures["latency_p95_ms"]
+    assert p95.candidate.estimate == pytest.approx(1.1 * p95.base.estimate, rel=1e-12)
+    assert p95.relative_difference.estimate == pytest.approx(0.1, rel=1e-12)
+    assert p95.relative_difference.ci_low == pytest.approx(0.1, rel=1e-9)
+    assert p95.relative_difference.ci_high == pytest.approx(0.1, rel=1e-9)
+    assert p95.difference.method_used == "woodruff, linearised"
+    assert p95.difference.standard_error == pytest.approx(0.1 * p95.base.standard_error, rel=1e-9)
+
+
+def test_paired_p95_difference_is_narrower_than_two_separate_intervals() -> None:
+    # A candidate that shares the problems' slowness: the shared part cancels in the difference.
+    rng = np.random.default_rng(11)
+    problem = np.repeat(np.arange(164), 10)
+    level = 0.6 * rng.standard_normal(164)[problem]
+    base = np.exp(level + 0.4 * rng.standard_normal(problem.size))
+    candidate = np.exp(level + 0.1 + 0.4 * rng.standard_normal(problem.size))
+    p95 = paired_figures(_latency_columns(problem, base), _latency_columns(problem, candidate), 164)["latency_p95_ms"]
+    separate = np.hypot(p95.base.standard_error, p95.candidate.standard_error)
+    assert p95.difference.standard_error < 0.8 * separate
+    assert p95.difference.ci_low < p95.difference.estimate < p95.difference.ci_high
 
 
 # --- calibration ---------------------------------------------------------------------------------------
@@ -177,6 +249,38 @@ def test_calibration_refuses_bad_input() -> None:
         ece(np.array([0.2]), np.array([1]), bins=0)
 
 
+@pytest.mark.parametrize(("samples", "expected"), [(164, 0.078), (1640, 0.025)])
+def test_a_perfectly_calibrated_model_shows_a_positive_ece(samples: int, expected: float) -> None:
+    # Outcomes drawn as Bernoulli(f) from uniform confidences: the plug-in ECE is about 0.078 at N = 164 and
+    # 0.025 at N = 1,640, though the truth is 0. The baseline passk serves beside it says the same, without drawing.
+    rng = np.random.default_rng(samples)
+    f = rng.random(samples)
+    drawn = [ece(f, (rng.random(samples) < f).astype(float)) for _ in range(2000)]
+    baseline = calibrated_baseline(f)
+    assert np.mean(drawn) == pytest.approx(expected, abs=0.006)
+    assert baseline.expected == pytest.approx(np.mean(drawn), rel=0.06)
+    assert baseline.high == pytest.approx(np.quantile(drawn, 0.95), rel=0.08)
+
+
+def test_ece_is_labelled_biased_with_an_interval_over_problems() -> None:
+    rng = np.random.default_rng(13)
+    row = np.repeat(np.arange(164), 10)
+    p = rng.beta(0.5, 0.5, 164)
+    passed = (rng.random(row.size) < p[row]).astype(float)
+    overconfident = np.clip(p[row] * 1.6, 0, 1)
+    summary = calibration_summary(row, overconfident, passed, 164, resamples=2000)
+    assert summary is not None and summary.ece is not None
+    e = summary.ece
+    assert e.estimate == summary.ece_equal_width and "BIASED" in e.label
+    assert e.interval.method_used == "basic bootstrap" and e.interval.resamples == 2000
+    assert 0 < e.interval.ci_low < e.estimate < e.interval.ci_high
+    assert e.estimate > e.calibrated.high  # far from what noise alone gives
+    # A calibrated model: its ECE is within the noise, so the interval reaches down to 0 and says why.
+    honest = calibration_summary(row, p[row], passed, 164, resamples=2000)
+    assert honest is not None and honest.ece is not None
+    assert honest.ece.interval.ci_low == 0.0 and "perfectly calibrated" in (honest.ece.interval.note or "")
+
+
 # --- minimum detectable difference (seed 004) ------------------------------------------------------------
 
 
@@ -207,6 +311,7 @@ def test_fourteen_five_detectability() -> None:
     assert (round(low * 100, 1), round(high * 100, 1)) == (0.3, 8.7)
     assert round(result.minimum_detectable_difference * 100, 1) == 6.1
     assert not result.detectable
+    assert result.label.startswith("planning figure") and "not a test" in result.label and "80%" in result.label
     # (2.8016)^2 * 0.095 / 0.045^2 = 368.2 -> 369 problems, 169 more
     assert result.problems_needed == 369 and result.more_problems_needed == 169
     assert problems_needed(0.095, 0.0) is None
@@ -227,22 +332,3 @@ def test_release_clause_verdicts() -> None:
     assert combine([ReleaseVerdict.PASS, ReleaseVerdict.NOT_ENOUGH_DATA]) is ReleaseVerdict.NOT_ENOUGH_DATA
     assert combine([ReleaseVerdict.NOT_ENOUGH_DATA, ReleaseVerdict.FAIL]) is ReleaseVerdict.FAIL
     assert combine([ReleaseVerdict.PASS] * 3) is ReleaseVerdict.PASS
-
-
-def test_the_rank_grid_for_large_pools_gives_the_same_percentiles(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Large pools go through a grid of ranks and one bracket per row; it must equal the direct walk exactly,
-    # ties included, for every percentile level.
-    from service.statistics import operating
-
-    rng = np.random.default_rng(6)
-    for problems, samples in ((60, 30), (400, 50)):
-        row = np.repeat(np.arange(problems), samples)
-        latency = rng.integers(0, 300, problems * samples).astype(float)  # many ties
-        idx = rng.integers(0, problems, size=(150, problems))
-        levels = (0.0001, 0.5, 0.95, 0.99, 1.0)
-        monkeypatch.setattr(operating, "_DIRECT_SAMPLES", 10**9)
-        direct = weighted_percentiles(PooledValues.of(row, latency), idx, problems, levels)
-        monkeypatch.setattr(operating, "_DIRECT_SAMPLES", 0)
-        pooled = PooledValues.of(row, latency)
-        assert pooled.grid(problems) is not None
-        np.testing.assert_array_equal(weighted_percentiles(pooled, idx, problems, levels), direct)

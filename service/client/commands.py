@@ -224,6 +224,9 @@ def _interval(interval: dict[str, Any] | None, *, labelled: bool = True) -> str:
     label = f" {interval['label']}" if labelled and interval.get("label") else ""
     if labelled and interval.get("method_used") in ("none", "clopper-pearson") and interval.get("fallback_reason"):
         label += f" ({_short_reason(interval['fallback_reason'])})"
+    if interval.get("warning") and interval.get("effective_problems") is not None:
+        # the warning itself is among the response's warnings, printed under the table
+        label += f" (! rests on ~{interval['effective_problems']:.1f} problems)"
     return f"{interval['estimate']:.2%}{bounds}{label}"
 
 
@@ -522,8 +525,13 @@ def render_language_comparison(report: dict[str, Any]) -> str:
               *(_interval(point["pass_at_k"]) for point in average["pass_at_k"])]
              for average in (report["micro"], report["macro"])]
     method = {"bca": "BCa", "percentile": "percentile"}.get(report["method"], report["method"])
+    pairing = report.get("pairing") or {}
+    how = "stratified by language"
+    if pairing.get("joint"):
+        how = (f"averages resample the {len(pairing['paired'])} problems shared by languages together "
+               f"({pairing['units']} units; matched by {pairing['rule'].split(':')[0]})")
     lines = [f"model {report['model']}: {len(report['languages'])} languages", "", _table(rows), "",
-             f"{report['confidence']:.0%} intervals: {method} bootstrap over problems, stratified by language "
+             f"{report['confidence']:.0%} intervals: {method} bootstrap over problems, {how} "
              f"({report['resamples']} resamples, seed {report['seed']})"]
     lines += [f"warning: {w}" for w in report.get("warnings") or []]
     return "\n".join(lines)

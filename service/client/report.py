@@ -230,9 +230,12 @@ def _pct(value: float | None) -> str:
 
 def _row(k: int, name: str, interval: IntervalOut) -> str:
     flag = "" if interval.method_used == interval.method else " *"
+    if interval.warning:
+        flag += f" ! ~{interval.effective_problems:.1f} effective problems"
+    se = "     -" if interval.standard_error is None else f"{100 * interval.standard_error:6.2f}"
     return (
         f"  {k:>5}  {name:<14} {_pct(interval.estimate)}  [{_pct(interval.ci_low)}, {_pct(interval.ci_high)}]"
-        f"  {100 * interval.standard_error:6.2f}  {interval.label}{flag}"
+        f"  {se}  {interval.label}{flag}"
     )
 
 
@@ -241,8 +244,9 @@ def _metric_rows(metrics: list[KMetric], footnotes: list[str]) -> list[str]:
     for m in metrics:
         for name, interval in (("pass@k", m.pass_at_k), ("pass^k", m.pass_hat_k)):
             lines.append(_row(m.k, name, interval))
-            if interval.fallback_reason and interval.fallback_reason not in footnotes:
-                footnotes.append(interval.fallback_reason)
+            for note in (interval.fallback_reason, interval.standard_error_note):
+                if note and note not in footnotes:
+                    footnotes.append(note)
         for name, plugin in (("plug-in pass@k", m.plugin_pass_at_k), ("plug-in pass^k", m.plugin_pass_hat_k)):
             if plugin is not None:
                 lines.append(f"  {m.k:>5}  {name:<14} {_pct(plugin.estimate)}  (BIASED plug-in, for comparison only)")
@@ -261,6 +265,14 @@ def _groups_rows(groups: GroupsOut, footnotes: list[str]) -> list[str]:
     if groups.untagged_problems:
         lines.append(f"  {groups.untagged_problems} problem(s) without a matching tag are in no group")
     return lines
+
+
+def _few_effective(report: dict[str, Any]) -> bool:
+    """Some interval of the table carries the few-effective-problems warning (marked `!`)."""
+    groups = report.get("groups") or {}
+    blocks = [report["metrics"]] + [g["metrics"] for g in groups.get("groups", [])]
+    blocks += [groups[a]["metrics"] for a in ("micro", "macro") if groups.get(a)]
+    return any(m[name].get("warning") for block in blocks for m in block for name in ("pass_at_k", "pass_hat_k"))
 
 
 def render_table(report: dict[str, Any]) -> str:
@@ -300,6 +312,9 @@ def render_table(report: dict[str, Any]) -> str:
         )
     if footnotes:
         lines += ["", "* method fell back:"] + [f"  - {note}" for note in footnotes]
+    if _few_effective(report):
+        lines += ["", "! the estimate rests on fewer than 30 problems (effective number (sum x)^2 / sum x^2): "
+                  "its interval can be too narrow"]
     if report["warnings"]:
         lines += ["", "warnings:"] + [f"  - {w}" for w in report["warnings"]]
     return "\n".join(lines)

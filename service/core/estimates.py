@@ -34,6 +34,9 @@ INTERVAL_EXAMPLE = {
     "fallback_reason": None,
     "resamples": 10000,
     "label": "95 % BCa",
+    "standard_error_note": None,
+    "effective_problems": 151.3,
+    "warning": None,
 }
 
 class IntervalOut(BaseModel):
@@ -43,11 +46,17 @@ class IntervalOut(BaseModel):
     ci_low: float | None = Field(description="Null when no interval exists (one problem, or every problem has the same value).")
     ci_high: float | None
     confidence: float
-    standard_error: float = Field(description="CLT standard error: standard deviation over problems / sqrt(problems).")
+    standard_error: float | None = Field(
+        description="CLT standard error: standard deviation over problems / sqrt(problems), which the bootstrap "
+        "interval beside it agrees with. Null where no standard error describes the interval (an exact "
+        "Clopper-Pearson bound, no interval); for a `widened` macro interval, its half-width over z. "
+        "`standard_error_note` says which."
+    )
     method: str = Field(description="Interval method asked for: a bootstrap over problems (the sampling unit).")
     method_used: str = Field(
         description="Method that produced ci_low/ci_high: `bca`, `percentile`, `clopper-pearson` (exact bound when "
-        "every problem scores 0 or every problem scores 1) or `none` (no interval exists, e.g. one problem)."
+        "every problem scores 0 or every problem scores 1), `widened` (a macro average with a group that cannot "
+        "vary, bounded instead) or `none` (no interval exists, e.g. one problem)."
     )
     fallback_reason: str | None = Field(
         None, description="Why method_used differs from method, if it does; always set when the interval is degenerate."
@@ -56,6 +65,18 @@ class IntervalOut(BaseModel):
     label: str = Field(
         description="What the bracket is, as the CLI and dashboard print it: `95 % BCa`; the resample count is added "
         "where it differs from the default (10,000), `no interval` where none exists."
+    )
+    standard_error_note: str | None = Field(
+        None, description="Why standard_error is null, or how it was made when it is not the CLT one."
+    )
+    effective_problems: float | None = Field(
+        None,
+        description="(sum x)^2 / sum x^2 over the per-problem values: how many problems carry the estimate (a "
+        "pass^100 that three problems make up rests on about 3, whatever the number of problems). Null where "
+        "every problem scores 0, or for a difference.",
+    )
+    warning: str | None = Field(
+        None, description="Set when effective_problems is under 30: the interval is unreliable (likely too narrow)."
     )
 
 
@@ -119,6 +140,9 @@ class GroupsOut(BaseModel):
     micro: AverageMetrics | None = Field(description="Mean over the distinct grouped problems: big groups weigh more.")
     macro: AverageMetrics | None = Field(
         description="Unweighted mean of group means, stratified bootstrap: every group weighs the same."
+    )
+    warnings: list[str] = Field(
+        default_factory=list, description="Groups of fewer than 30 problems, by name (also in the run's warnings)."
     )
 
 
@@ -198,6 +222,7 @@ def groups_out(groups: GroupSummary, ks: Sequence[int]) -> GroupsOut:
         groups=[TagMetrics(tag=g.tag, problems=g.problems, metrics=k_metrics(ks, g.intervals)) for g in groups.groups],
         micro=micro,
         macro=macro,
+        warnings=groups.warnings,
     )
 
 

@@ -1,29 +1,38 @@
 """What a run costs and how long it takes: cost per sample, cost per success, latency percentiles, tokens.
 
-Pure functions over per-sample values grouped by problem. Every interval is a bootstrap over
-problems that draws exactly the index matrix pass@k draws for the same seed and number of
-problems (`bootstrap.index_chunks` on `default_rng(seed)`), so "cost per success" and "pass@1"
-of one response describe the same resampled problem sets. A resampled problem brings all its
-samples, with its multiplicity.
+Pure functions over per-sample values grouped by problem. Cost, token and step intervals are a
+bootstrap over problems that draws exactly the index matrix pass@k draws for the same seed and
+number of problems (`bootstrap.index_chunks` on `default_rng(seed)`), so "cost per success" and
+"pass@1" of one response describe the same resampled problem sets. A resampled problem brings all
+its samples, with its multiplicity.
 
 Ratios are ratios of sums (total cost / passes), never means of per-problem ratios: seed 004's
 "cost per success = cost per request / success rate" is total cost / total passes.
 
 Percentiles use the inverted-CDF definition (the smallest value x with F(x) >= q, numpy's
-`method="inverted_cdf"`): a reported p95 latency is a latency that was observed, and a
-resample that repeats a problem's samples weighs them by the repetition.
+`method="inverted_cdf"`): a reported p95 latency is a latency that was observed. Their intervals
+are Woodruff's (1952), not a bootstrap: the share F(q) of samples at or below the estimate has a
+standard error that problems (the clustering unit: a slow problem is slow in all its samples)
+give by linearisation, sqrt(m/(m-1) sum_i (a_i - q n_i)^2) / N with a_i of problem i's n_i samples
+at or below (a tie at the estimate split so that they add up to q N); the interval is the inverted CDF at
+q -/+ t_(m-1) times that standard error. The percentile
+bootstrap of a p95 puts its upper bound below the truth two to three times as often as it says
+(a resampled tail can only repeat observed latencies); Woodruff's keeps each side near 2.5 %.
+Where the upper bound would be the largest latency observed, the truth may lie beyond anything
+seen: the bound is left open (None), with a note.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from service.statistics.bootstrap import index_chunks, validate_options
-from service.statistics.intervals import sorted_quantiles
+from service.statistics.intervals import column_means, rescaled, sorted_quantiles
 
 __all__ = [
     "CostAtK",
@@ -33,6 +42,7 @@ __all__ = [
     "OperatingSummary",
     "PAIRED_FIGURES",
     "PairedFigure",
+    "Percentile",
     "paired_figures",
     "SampleColumns",
     "StepsSummary",
@@ -43,25 +53,18 @@ __all__ = [
     "figures_from_distribution",
     "incremental_cost_per_success",
     "problem_sums",
+    "multiplicity",
     "ratio_of_sums",
-    "weighted_percentiles",
-    "PooledValues",
+    "woodruff_percentiles",
 ]
 
 PERCENTILES: tuple[float, ...] = (0.50, 0.95, 0.99)
 
-# Elements of one (rows x samples) weight block in weighted_percentiles (~8 MB as float64).
-_BLOCK_ELEMENTS = 1 << 20
-# Up to this many pooled samples, percentiles walk every sample of every resample.
-_DIRECT_SAMPLES = 20_000
-# Cuts ~ sqrt(factor x samples / problems): a matrix product is far cheaper per element than the
-# gathers of a bracket walk, so the balance sits well above the operation-count optimum (3).
-_GRID_FACTOR = 1000.0
-
 
 @dataclass(frozen=True)
 class Figure:
-    """A point estimate with a percentile bootstrap interval over problems.
+    """A point estimate with an interval over problems: a percentile bootstrap (method_used "percentile"), or
+    Woodruff's for a latency percentile ("woodruff", resamples 0).
 
     estimate or bounds are None where the figure is undefined (no pass: no cost per success)
     or unbounded (some resamples have no pass), with `note` saying which.
@@ -72,7 +75,7 @@ class Figure:
     ci_high: float | None
     confidence: float
     resamples: int
-    standard_error: float | None  # standard deviation of the bootstrap distribution
+    standard_error: float | None  # the bootstrap distribution's standard deviation; Woodruff: half-width / t
     method_used: str = "percentile"
     note: str | None = None
 
@@ -97,120 +100,112 @@ def ratio_of_sums(numerator: np.ndarray, denominator: np.ndarray) -> Callable[[n
     return statistic
 
 
-@dataclass(frozen=True)
-class PooledValues:
-    """Per-sample values of one run pooled over problems, sorted once for percentiles."""
-
-    values: np.ndarray  # ascending
-    problem: np.ndarray  # the problem (row) of each sorted value
-    _grids: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, compare=False, repr=False)
-
-    @classmethod
-    def of(cls, problem: np.ndarray, values: np.ndarray) -> PooledValues:
-        values = np.asarray(values, dtype=np.float64)
-        problem = np.asarray(problem, dtype=np.intp)
-        present = ~np.isnan(values)
-        order = np.argsort(values[present], kind="stable")
-        return cls(values[present][order], problem[present][order])
-
-    @property
-    def size(self) -> int:
-        return int(self.values.size)
-
-    def grid(self, problems: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """(cut ranks, per-problem counts below each cut) for large pools; None where walking every sample is cheap.
-
-        About sqrt(_GRID_FACTOR x samples / problems) cuts balance the matrix product (problems x cuts
-        per row) against the walk inside a bracket (samples / cuts per row, per percentile).
-        """
-        if self.size <= _DIRECT_SAMPLES:
-            return None
-        cached = self._grids.get(problems)
-        if cached is None:
-            count = int(np.clip(round(math.sqrt(_GRID_FACTOR * self.size / problems)), 2, 4096))
-            cuts = np.unique(np.linspace(0, self.size, count + 1).round().astype(np.intp))
-            before = np.zeros((problems, cuts.size))
-            for g, cut in enumerate(cuts):
-                before[:, g] = np.bincount(self.problem[:cut], minlength=problems)
-            cached = self._grids[problems] = (cuts, before)
-        return cached
-
-
-def _multiplicity(block: np.ndarray, problems: int) -> np.ndarray:
+def multiplicity(block: np.ndarray, problems: int) -> np.ndarray:
     """How many times each problem was drawn in each row of a block of resampled indices, (rows, problems)."""
     size = block.shape[0]
     offsets = block + (np.arange(size, dtype=np.intp) * problems)[:, None]
     return np.bincount(offsets.ravel(), minlength=size * problems).reshape(size, problems)
 
 
-def _targets(total: np.ndarray, level: float) -> np.ndarray:
-    # The inverted CDF's rank: the first cumulative weight reaching q * total (integers, exact up to 2^53).
-    return np.maximum(np.ceil(level * total - 1e-9 * total), 1.0)
+# Below this effective number of problems holding the samples above a percentile, its interval is rough: the
+# p99 of 164 problems x 10 samples rests on about 6 and covers about 92 %; the p95 of 164 x 1 rests on 8 and
+# covers 95 %.
+THIN_TAIL_PROBLEMS = 8
 
 
-def _direct(pooled: PooledValues, multiplicity: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Cumulative weights over every sorted sample: O(rows x samples)."""
-    cumulative = np.cumsum(multiplicity[:, pooled.problem], axis=1, dtype=np.float64)
-    total = cumulative[:, -1]
-    out = np.empty((multiplicity.shape[0], q.size))
-    for j, level in enumerate(q):
-        position = np.argmax(cumulative >= _targets(total, level)[:, None], axis=1)
-        out[:, j] = np.where(total > 0, pooled.values[position], np.nan)
+@dataclass(frozen=True)
+class Percentile:
+    """One percentile's Woodruff interval, and its linearisation for a paired difference."""
+
+    level: float
+    figure: Figure
+    # per problem: (a_i - q n_i) / (N f), the problem's share of q_hat - q to first order (f: the CDF's slope near
+    # the estimate, read from the interval); None where the interval is open on a side
+    influence: np.ndarray | None
+
+
+def woodruff_percentiles(
+    problem: np.ndarray, values: np.ndarray, problems: int, levels: Sequence[float], *, confidence: float
+) -> list[Percentile]:
+    """Inverted-CDF percentiles of the present (not NaN) values, each with Woodruff's interval over problems."""
+    values = np.asarray(values, dtype=np.float64)
+    present = ~np.isnan(values)
+    rows = np.asarray(problem, dtype=np.intp)[present]
+    y = np.sort(values[present], kind="stable")
+    x = values[present]
+    total = y.size
+    counts = np.bincount(rows, minlength=problems).astype(np.float64)
+    m = int(np.count_nonzero(counts))
+    out: list[Percentile] = []
+    if total == 0:
+        return [Percentile(q, Figure(None, None, None, confidence, 0, None, "none", "no sample"), None) for q in levels]
+    crit = float(student_t.ppf(1.0 - (1.0 - confidence) / 2.0, m - 1)) if m > 1 else math.inf
+    for level in levels:
+        rank = max(int(math.ceil(level * total - 1e-9 * total)), 1)
+        estimate = float(y[rank - 1])
+        # Per problem, its samples below the estimate, plus its share of the samples at it that brings the total
+        # to exactly level x N: the CDF at the true percentile is the level, not the step's top. (At a p99 that
+        # is the largest value, counting that sample whole leaves no spread at all.)
+        strictly = np.bincount(rows[x < estimate], minlength=problems).astype(np.float64)
+        at = np.bincount(rows[x == estimate], minlength=problems).astype(np.float64)
+        below = strictly + at * ((level * total - strictly.sum()) / at.sum())
+        deviation = below - level * counts
+        se = math.sqrt(m / (m - 1) * float(np.sum(deviation**2))) / total if m > 1 else 0.0
+        above = counts - strictly - at
+        notes: list[str] = []
+        if se == 0.0:
+            reason = "one problem" if m < 2 else "no spread over problems at this percentile"
+            figure = Figure(estimate, None, None, confidence, 0, None, "none", f"no interval: {reason}")
+            out.append(Percentile(level, figure, None))
+            continue
+        low_rank = int(math.ceil((level - crit * se) * total - 1e-9 * total))
+        high_rank = int(math.ceil((level + crit * se) * total - 1e-9 * total))
+        low = float(y[low_rank - 1]) if low_rank >= 1 else None
+        high = float(y[high_rank - 1]) if high_rank < total else None
+        if low is None:
+            notes.append("the lower bound lies below the smallest value observed (open)")
+        if high is None:
+            notes.append("the upper bound lies beyond the largest value observed (open)")
+        tail = float(above.sum() ** 2 / np.sum(above**2)) if above.sum() > 0 else 0.0
+        if tail < THIN_TAIL_PROBLEMS:
+            notes.append(
+                f"only {int(above.sum())} samples from about {tail:.1f} problems lie above it: the interval is rough"
+            )
+        influence = None
+        standard_error = None
+        if low is not None and high is not None:
+            standard_error = (high - low) / (2.0 * crit)
+            if high > low:
+                slope = 2.0 * crit * se / (high - low)
+                influence = deviation / (total * slope)
+        figure = Figure(estimate, low, high, confidence, 0, standard_error, "woodruff", "; ".join(notes) or None)
+        out.append(Percentile(level, figure, influence))
     return out
 
 
-def _bracketed(pooled: PooledValues, multiplicity: np.ndarray, q: np.ndarray, cuts: np.ndarray,
-               before: np.ndarray) -> np.ndarray:
-    """The same answer from a coarse grid of ranks, then exact weights inside one bracket per row.
-
-    before[p, g] counts problem p's samples of rank < cuts[g], so multiplicity @ before is every
-    row's cumulative weight at each cut (one matrix product); only the bracket that holds the
-    target rank is then walked sample by sample: O(rows x (problems x cuts + samples / cuts)).
-    """
-    rows = multiplicity.shape[0]
-    weight = multiplicity.astype(np.float64)
-    at_cut = weight @ before  # (rows, cuts)
-    total = at_cut[:, -1]
-    width = int(np.max(np.diff(cuts)))
-    steps = np.arange(width, dtype=np.intp)
-    row_index = np.arange(rows)[:, None]
-    out = np.empty((rows, q.size))
-    for j, level in enumerate(q):
-        target = _targets(total, level)
-        bracket = np.clip(np.sum(at_cut < target[:, None], axis=1) - 1, 0, cuts.size - 2)
-        start = cuts[bracket]
-        position = np.minimum(start[:, None] + steps, pooled.size - 1)
-        inside = (start[:, None] + steps) < cuts[bracket + 1][:, None]
-        cumulative = at_cut[np.arange(rows), bracket][:, None] + np.cumsum(
-            np.where(inside, weight[row_index, pooled.problem[position]], 0.0), axis=1
-        )
-        offset = np.argmax(cumulative >= target[:, None], axis=1)
-        out[:, j] = np.where(total > 0, pooled.values[position[np.arange(rows), offset]], np.nan)
-    return out
-
-
-def weighted_percentiles(
-    pooled: PooledValues, idx: np.ndarray, problems: int, quantiles: Sequence[float] = PERCENTILES
-) -> np.ndarray:
-    """Inverted-CDF percentiles of the samples of each row's resampled problems, shape (rows, len(quantiles)).
-
-    A problem drawn m times counts each of its samples m times. NaN for a row with no sample.
-    Small runs walk every sample; large ones (1,000 problems x 200 samples) use a grid of
-    ranks first, so 10,000 resamples stay around a second instead of minutes.
-    """
-    rows = idx.shape[0]
-    q = np.asarray(quantiles, dtype=np.float64)
-    out = np.full((rows, q.size), np.nan)
-    if pooled.size == 0:
-        return out
-    grid = pooled.grid(problems)
-    per_row = problems + (pooled.size if grid is None else int(np.max(np.diff(grid[0]))))
-    step = max(1, _BLOCK_ELEMENTS // per_row)
-    for start in range(0, rows, step):
-        multiplicity = _multiplicity(idx[start : start + step], problems)
-        block = _direct(pooled, multiplicity, q) if grid is None else _bracketed(pooled, multiplicity, q, *grid)
-        out[start : start + block.shape[0]] = block
-    return out
+def _paired_percentile(base: Percentile, candidate: Percentile, m: int, confidence: float) -> list[Figure]:
+    """candidate - base and candidate / base - 1 of one percentile, linearised over the m shared problems."""
+    b, c = base.figure, candidate.figure
+    if b.estimate is None or c.estimate is None:
+        return [Figure(None, None, None, confidence, 0, None, "none", "no value")] * 2
+    difference, relative = c.estimate - b.estimate, (c.estimate / b.estimate - 1.0 if b.estimate > 0 else math.nan)
+    if base.influence is None or candidate.influence is None or b.estimate <= 0 or c.estimate <= 0:
+        note = "no interval: a run's own interval of this percentile is open or missing"
+        return [Figure(difference, None, None, confidence, 0, None, "none", note),
+                Figure(_finite(relative), None, None, confidence, 0, None, "none", note)]
+    m = max(m, 2)
+    crit = float(student_t.ppf(1.0 - (1.0 - confidence) / 2.0, m - 1))
+    factor = m / (m - 1)
+    se_difference = math.sqrt(factor * float(np.sum((candidate.influence - base.influence) ** 2)))
+    # the ratio on the log scale, where it is symmetric
+    se_log = math.sqrt(factor * float(np.sum((candidate.influence / c.estimate - base.influence / b.estimate) ** 2)))
+    log_ratio = math.log(c.estimate / b.estimate)
+    low_r, high_r = math.expm1(log_ratio - crit * se_log), math.expm1(log_ratio + crit * se_log)
+    return [
+        Figure(difference, difference - crit * se_difference, difference + crit * se_difference, confidence, 0,
+               se_difference, "woodruff, linearised"),
+        Figure(relative, low_r, high_r, confidence, 0, (high_r - low_r) / (2.0 * crit), "woodruff, linearised"),
+    ]
 
 
 def bootstrap_distribution(
@@ -393,10 +388,17 @@ def operating_summary(
         cost_pass, _ = problem_sums(columns.problem, with_cost, problems)
         mean_cost = ratio_of_sums(cost_sum, cost_n)
 
+        pass_estimates = column_means(at_k)
+
         def cost_columns(idx: np.ndarray) -> np.ndarray:
             mean = mean_cost(idx)
             per_success = ratio_of_sums(cost_sum, cost_pass)(idx)
-            pass_means = np.stack([np.take(at_k[:, j], idx).mean(axis=1) for j in range(len(ks))], axis=1)
+            # pass@k's own resampled means, stretched as its interval's are, so that a constant cost per sample
+            # gives cost per solved problem exactly the bounds cost / pass@k's bounds
+            pass_means = rescaled(
+                np.stack([np.take(at_k[:, j], idx).mean(axis=1) for j in range(len(ks))], axis=1),
+                pass_estimates, problems,
+            )
             k_arr = np.asarray(ks, dtype=np.float64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 per_problem = mean[:, None] * k_arr
@@ -404,9 +406,6 @@ def operating_summary(
             return np.column_stack([mean, per_success, per_problem, per_solved])
 
         parts.append(("cost", cost_columns, 2 + 2 * len(ks)))
-    if has["latency_ms"]:
-        pooled = PooledValues.of(columns.problem, columns.latency_ms)
-        parts.append(("latency", lambda idx: weighted_percentiles(pooled, idx, problems), len(PERCENTILES)))
     token_names = [n for n in ("input_tokens", "output_tokens") if has[n]]
     for name in token_names:
         sums, counts = problem_sums(columns.problem, getattr(columns, name), problems)
@@ -420,8 +419,17 @@ def operating_summary(
             return np.column_stack([ratio_of_sums(step_sum, step_n)(idx), ratio_of_sums(step_sum, step_pass)(idx)])
 
         parts.append(("steps", steps_columns, 2))
+    latency = None
+    if has["latency_ms"]:
+        p50, p95, p99 = (
+            q.figure for q in woodruff_percentiles(
+                columns.problem, columns.latency_ms, problems, PERCENTILES, confidence=confidence
+            )
+        )
+        values = columns.latency_ms[~np.isnan(columns.latency_ms)]
+        latency = LatencySummary(has["latency_ms"], float(values.mean()), p50, p95, p99)
     if not parts:
-        return OperatingSummary(None, None, None, None)
+        return OperatingSummary(None, latency, None, None)
 
     def statistic(idx: np.ndarray) -> np.ndarray:
         return np.column_stack([np.asarray(f(idx), dtype=np.float64).reshape(idx.shape[0], -1) for _, f, _ in parts])
@@ -437,7 +445,7 @@ def operating_summary(
         )
         start += width
 
-    cost = latency = tokens = steps = None
+    cost = tokens = steps = None
     if "cost" in by_name:
         f = by_name["cost"]
         present = ~np.isnan(columns.cost)
@@ -449,10 +457,6 @@ def operating_summary(
             per_success=f[1],
             at_k=[CostAtK(k, f[2 + j], f[2 + len(ks) + j]) for j, k in enumerate(ks)],
         )
-    if "latency" in by_name:
-        p50, p95, p99 = by_name["latency"]
-        values = columns.latency_ms[~np.isnan(columns.latency_ms)]
-        latency = LatencySummary(has["latency_ms"], float(values.mean()), p50, p95, p99)
     if token_names:
         total = {n: float(np.nansum(getattr(columns, n))) for n in token_names}
         tokens = TokenSummary(
@@ -490,9 +494,6 @@ def _figure_statistics(columns: SampleColumns, problems: int) -> dict[str, Calla
         cost_pass, _ = problem_sums(columns.problem, np.where(np.isnan(columns.cost), np.nan, columns.passed), problems)
         out["mean_cost_per_sample"] = ratio_of_sums(cost_sum, cost_n)
         out["cost_per_success"] = ratio_of_sums(cost_sum, cost_pass)
-    if columns.present("latency_ms"):
-        pooled = PooledValues.of(columns.problem, columns.latency_ms)
-        out["latency_p95_ms"] = lambda idx: weighted_percentiles(pooled, idx, problems, (0.95,))[:, 0]
     if columns.present("confidence"):
         squared = np.where(np.isnan(columns.confidence), np.nan, (columns.confidence - columns.passed) ** 2)
         sums, counts = problem_sums(columns.problem, squared, problems)
@@ -509,17 +510,24 @@ def paired_figures(
     confidence: float = 0.95,
     seed: int = 0,
 ) -> dict[str, PairedFigure]:
-    """Paired bootstrap of cost and latency figures; rows of both runs are the same problems.
+    """Paired cost, latency and calibration figures; rows of both runs are the same problems.
 
-    Only figures both runs carry are compared. Each resample draws one set of problems for both
-    runs (pass@k's own index matrix for this seed), so the difference is paired.
+    Only figures both runs carry are compared. Ratios of sums: a paired bootstrap, each resample drawing one
+    set of problems for both runs (pass@k's own index matrix for this seed). The p95 latency: each run's
+    Woodruff interval, and the difference (and the ratio, on the log scale) linearised over the shared problems.
     """
     resamples, confidence, seed = validate(resamples, confidence, seed)
     stats_b = _figure_statistics(base, problems)
     stats_c = _figure_statistics(candidate, problems)
     names = [name for name in PAIRED_FIGURES if name in stats_b and name in stats_c]
+    out: dict[str, PairedFigure] = {}
+    if base.present("latency_ms") and candidate.present("latency_ms"):
+        (b,) = woodruff_percentiles(base.problem, base.latency_ms, problems, (0.95,), confidence=confidence)
+        (c,) = woodruff_percentiles(candidate.problem, candidate.latency_ms, problems, (0.95,), confidence=confidence)
+        shared = np.union1d(base.problem[~np.isnan(base.latency_ms)], candidate.problem[~np.isnan(candidate.latency_ms)])
+        out["latency_p95_ms"] = PairedFigure(b.figure, c.figure, *_paired_percentile(b, c, shared.size, confidence))
     if not names:
-        return {}
+        return _in_order(out)
 
     def statistic(idx: np.ndarray) -> np.ndarray:
         blocks = []
@@ -531,7 +539,6 @@ def paired_figures(
         return np.hstack(blocks)
 
     estimate, distribution = bootstrap_distribution(problems, statistic, resamples=resamples, seed=seed)
-    out: dict[str, PairedFigure] = {}
     for i, name in enumerate(names):
         undefined = "no pass" if name == "cost_per_success" else "no value"
         figures = figures_from_distribution(
@@ -539,4 +546,8 @@ def paired_figures(
             undefined=undefined,
         )
         out[name] = PairedFigure(*figures)
-    return out
+    return _in_order(out)
+
+
+def _in_order(figures: dict[str, PairedFigure]) -> dict[str, PairedFigure]:
+    return {name: figures[name] for name in PAIRED_FIGURES if name in figures}

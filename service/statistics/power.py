@@ -9,6 +9,12 @@ For per-problem scores that are not 0/1 (pass@k with n > 1 samples), the per-pro
 difference x_i = candidate_i - base_i is a number in [-1, 1]; the "discordance" generalises to
 mean(x_i^2), which is exactly the discordant share when every x_i is -1, 0 or 1. Like the
 seed, it drops the mean^2 term of the variance (conservative by at most mean^2 / d).
+
+The MDD is a planning figure, not a verdict: when the true difference equals it, a comparison of
+this size finds it significant 80 % of the time, but the observed difference reaches the MDD only
+about half the time. So `detectable` (observed >= MDD) says whether the observed difference is as
+large as what these problems can reliably detect; whether the difference is real is for the paired
+interval and the p-value to say.
 """
 
 from __future__ import annotations
@@ -19,7 +25,20 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
-__all__ = ["Detectability", "detectability", "discordance", "minimum_detectable_difference", "problems_needed"]
+__all__ = [
+    "PLANNING_LABEL",
+    "Detectability",
+    "detectability",
+    "discordance",
+    "minimum_detectable_difference",
+    "problems_needed",
+]
+
+PLANNING_LABEL = (
+    "planning figure: the smallest difference this many problems detect with {power:.0%} power at {confidence:.0%} "
+    "confidence, and the problems the observed difference would need; not a test of this comparison (read the "
+    "difference's interval and the p-value for that)"
+)
 
 
 def _z_sum(confidence: float, power: float) -> float:
@@ -61,11 +80,15 @@ class Detectability:
     minimum_detectable_difference: float
     observed_difference: float
     standard_error: float  # sqrt((d - mean^2) / n): the normal-approximation SE of the mean difference
-    detectable: bool  # |observed| >= MDD
+    detectable: bool  # |observed| >= MDD: a planning figure (see the module docstring), not a verdict
     problems_needed: int | None  # for the observed difference; None if it is 0
     more_problems_needed: int | None  # problems_needed - problems, at least 0
     confidence: float
     power: float
+
+    @property
+    def label(self) -> str:
+        return PLANNING_LABEL.format(power=self.power, confidence=self.confidence)
 
 
 def detectability(differences: np.ndarray, *, confidence: float = 0.95, power: float = 0.80) -> Detectability:

@@ -18,7 +18,7 @@ from service.statistics.estimators import (
     plugin_estimates,
 )
 from service.statistics.groups import GroupSummary, group_intervals
-from service.statistics.intervals import Interval, Method
+from service.statistics.intervals import FEW_PROBLEMS, Interval, Method
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
@@ -43,8 +43,6 @@ DEFAULT_METHOD: Method = "bca"
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
-# Below this many problems the bootstrap (any flavour) tends to under-cover; we say so.
-FEW_PROBLEMS = 30
 # Problem ids listed as the ones bounding k; the count is always given in full.
 MAX_LISTED_IDS = 20
 
@@ -123,6 +121,22 @@ def k_bound(ids: Sequence[str], ns: np.ndarray) -> KBound:
     return KBound(n_min, [ids[i] for i in rows[:MAX_LISTED_IDS]], int(rows.size))
 
 
+def effective_problem_warnings(metrics: Sequence[KSummary], problems: int) -> list[str]:
+    """One warning per pass@k / pass^k whose estimate rests on fewer than FEW_PROBLEMS problems (effectively).
+
+    Left out below FEW_PROBLEMS problems in all, where the run's own warning already says it (each interval's
+    `warning` still does).
+    """
+    if problems < FEW_PROBLEMS:
+        return []
+    out: list[str] = []
+    for m in metrics:
+        for name, interval in ((f"pass@{m.k}", m.pass_at_k), (f"pass^{m.k}", m.pass_hat_k)):
+            if interval.warning is not None:
+                out.append(f"{name}: {interval.warning}")
+    return out
+
+
 def _warnings(ns: np.ndarray, options: Options) -> list[str]:
     out: list[str] = []
     problems = int(ns.size)
@@ -196,6 +210,9 @@ def summarize(
             columns, tags if tags is not None else [[] for _ in ids], tag_prefix=options.tag_prefix,
             resamples=resamples, confidence=confidence, seed=seed, method=method,
         )
+    warnings = _warnings(ns_arr, options) + effective_problem_warnings(metrics, int(ns_arr.size))
+    if groups is not None:
+        warnings += groups.warnings
     return RunEstimates(
         problems=int(ns_arr.size),
         samples=int(ns_arr.sum()),
@@ -205,5 +222,5 @@ def summarize(
         metrics=metrics,
         histogram=pass_rate_histogram(ns_arr, cs_arr),
         groups=groups,
-        warnings=_warnings(ns_arr, options),
+        warnings=warnings,
     )

@@ -31,7 +31,10 @@ def test_languages_compare(stack: Stack) -> None:
     assert f"{api['micro']['pass_at_k'][0]['pass_at_k']['estimate']:.2%}" in micro and " 16 " in micro, micro
     macro = next(line for line in lines if line.startswith(api["macro"]["label"]))
     assert "50.00% [" in macro, macro  # (75 % + 25 %) / 2
-    assert "95% intervals: BCa bootstrap over problems, stratified by language (10000 resamples, seed 0)" in table
+    # cpp/0..3 and java/0..3 are one problem each in two languages: the averages resample them together
+    assert "95% intervals: BCa bootstrap over problems, averages resample the 4 problems shared by languages " \
+        "together (12 units; matched by the id after its language prefix) (10000 resamples, seed 0)" in table, table
+    assert "warning: 8 of the cpp problems (cpp/4, cpp/5, cpp/6, cpp/7, cpp/8, ...) match no problem" in table
     assert "warning: fewer than 30 problems in cpp, java" in table, table
 
     as_json = json.loads(ok(passk(stack, "languages", "compare", cpp["id"], java["id"], "-k", "1,4", "--json")).stdout)

@@ -30,7 +30,9 @@ RULE = {
 
 
 def _samples(keys: list[str], outcomes: list[int], rng: np.random.Generator) -> list[dict[str, Any]]:
-    """One sample per problem: `return x` passes the test, `return 0` fails it; real workers judge them."""
+    """Two samples per problem, alike: `return x` passes the test, `return 0` fails it; real workers judge them.
+    Two, so that the p95 latency's upper bound lies inside the 120 latencies observed (of 60 the largest would
+    be needed, and the truth may lie beyond it: an open bound, which no rule can pass)."""
     return [
         {
             "problem_id": key,
@@ -42,6 +44,7 @@ def _samples(keys: list[str], outcomes: list[int], rng: np.random.Generator) -> 
             "confidence": float(rng.choice([0.6, 0.8, 0.9] if passes else [0.2, 0.4, 0.6])),
         }
         for key, passes in zip(keys, outcomes, strict=True)
+        for _ in range(2)
     ]
 
 
@@ -119,7 +122,12 @@ def test_run_page_cost_latency_and_reliability_diagram(
     filled = [b for b in metrics["calibration"]["reliability_diagram"] if b["count"]]
     expect(page.locator("#reliability-diagram svg circle.bin-dot")).to_have_count(len(filled))
     expect(page.locator("#reliability-diagram svg line.diagonal")).to_have_count(1)
-    expect(page.locator("#cal-ece")).to_have_text(f"{metrics['calibration']['ece_equal_width']:.3g}")
+    # the ECE with its interval, labelled biased, beside what a perfectly calibrated model shows
+    ece = metrics["calibration"]["ece"]
+    expect(page.locator("#cal-ece")).to_contain_text(f"{ece['estimate']:.3g} [")
+    expect(page.locator("#cal-ece-calibrated")).to_contain_text(f"{ece['calibrated']['expected']:.3g}")
+    expect(page.locator("#cal-ece-label")).to_contain_text("BIASED")
+    expect(page.locator("#figures-caption")).to_contain_text("Woodruff")
     p95 = metrics["latency"]["p95_ms"]["estimate"]
     # the same model at 0.2, 0.8 and 1.2: the sweep panel, one curve per temperature, best is T=0.2 at k = 1
     expect(page.locator("#sweep-panel")).to_be_visible(timeout=30_000)
@@ -154,6 +162,7 @@ def test_compare_page_shows_the_rule_verdict(
         ).json()
         mdd = report["metrics"][0]["detectability"]["minimum_detectable_difference"]
         expect(page.locator("#ship-mdd")).to_contain_text(f"{100 * mdd:.1f} pp")
+        expect(page.locator("#ship-mdd")).to_contain_text("Planning figure, not a verdict")
         expect(page.locator("#compare-rule")).to_have_value(RULE["name"])
         shot(page, f"compare-verdict-{expected}")
     assert not errors, errors

@@ -26,8 +26,12 @@ class RunSide(BaseModel):
 
 
 class DetectabilityOut(BaseModel):
-    """Seed 004: MDD = (z_0.975 + z_0.80) sqrt(d / n) = 2.8 sqrt(d / n); 15 % discordance, n = 100: 10.8 points."""
+    """A planning figure, not a verdict. Seed 004: MDD = (z_0.975 + z_0.80) sqrt(d / n) = 2.8 sqrt(d / n); 15 %
+    discordance, n = 100: 10.8 points. When the true difference equals the MDD, the comparison's test finds it 80 %
+    of the time, but the observed difference reaches the MDD only about half the time: read `p_value` and the
+    difference's interval for whether there is a difference."""
 
+    label: str = Field(description="What these figures are, in words, for every surface that shows them.")
     discordance: float = Field(
         description="mean((candidate_i - base_i)^2) over problems: the share of discordant problems for 0/1 outcomes."
     )
@@ -36,7 +40,11 @@ class DetectabilityOut(BaseModel):
     )
     observed_difference: float
     standard_error: float = Field(description="Normal approximation sqrt((d - diff^2) / n).")
-    detectable: bool = Field(description="|observed difference| >= MDD.")
+    detectable: bool = Field(
+        description="Planning figure: |observed difference| >= MDD, i.e. the observed difference is at least what "
+        "this many problems detect with the stated power. Not a verdict on this comparison: a real difference "
+        "equal to the MDD shows `detectable` only about half the time."
+    )
     problems_needed: int | None = Field(description="Problems for the observed difference to be detectable; null if 0.")
     more_problems_needed: int | None = Field(description="problems_needed - problems compared, at least 0.")
     confidence: float

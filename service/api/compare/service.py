@@ -35,7 +35,7 @@ from service.core.models import Run
 from service.api.auth.principal import Principal
 from service.statistics import KTooLarge, per_problem_estimates
 from service.statistics.bootstrap import derive_seed
-from service.statistics.intervals import Method
+from service.statistics.intervals import FEW_PROBLEMS, Method
 from service.statistics.power import detectability
 from service.statistics.operating import (
     PairedFigure,
@@ -50,8 +50,6 @@ from service.statistics.paired import (
     sign_flip_p_value,
     win_loss_tie,
 )
-
-FEW_PROBLEMS = 30
 
 
 @dataclass(frozen=True)
@@ -181,6 +179,16 @@ def _detectability_out(differences: np.ndarray) -> DetectabilityOut:
     return DetectabilityOut(**{f: getattr(d, f) for f in DetectabilityOut.model_fields})
 
 
+def _effective_warnings(metrics: list[CompareMetric], problems: int) -> list[str]:
+    """A run's pass@k that few problems carry (where the comparison's own size does not already say so)."""
+    if problems < FEW_PROBLEMS:
+        return []
+    return [
+        f"{side}, pass@{m.k}: {interval.warning}"
+        for m in metrics for side, interval in (("base", m.base), ("candidate", m.candidate)) if interval.warning
+    ]
+
+
 def _paired_out(figure: PairedFigure) -> PairedFigureOut:
     return PairedFigureOut(
         base=figure_out(figure.base), candidate=figure_out(figure.candidate),
@@ -268,7 +276,7 @@ async def compare_runs(
         raise Conflict("no shared problem has finished in both runs yet: nothing to compare")
     _check_k(options.ks, [("base", paired.base), ("candidate", paired.candidate)], paired.ids)
     metrics, per_problem, mcnemar_out = await anyio.to_thread.run_sync(partial(_compute, paired, options))
-    warnings = _warnings(base, candidate, paired, partial_)
+    warnings = _warnings(base, candidate, paired, partial_) + _effective_warnings(metrics, len(paired.ids))
     columns_b = await load_sample_columns(session, base.run.id, paired.ids)
     columns_c = await load_sample_columns(session, candidate.run.id, paired.ids)
     currency = base.run.currency or candidate.run.currency

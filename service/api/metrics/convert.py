@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from service.api.metrics.schemas import (
+    CalibratedBaselineOut,
     CalibrationBinOut,
     CalibrationOut,
     CostAtKOut,
     CostOut,
+    EceOut,
     FigureOut,
     LatencyOut,
     MurphyOut,
@@ -18,7 +20,6 @@ from service.api.metrics.schemas import (
 )
 from service.statistics.calibration import CalibrationBin, CalibrationSummary
 from service.statistics.operating import Figure, OperatingSummary
-
 
 
 def figure_out(figure: Figure) -> FigureOut:
@@ -66,6 +67,10 @@ def calibration_out(summary: CalibrationSummary | None) -> CalibrationOut | None
             within_bin_variance=d.within_bin_variance, within_bin_covariance=d.within_bin_covariance, total=d.total,
         ),
         ece_equal_width=summary.ece_equal_width, ece_equal_count=summary.ece_equal_count,
+        ece=None if summary.ece is None else EceOut(
+            estimate=summary.ece.estimate, label=summary.ece.label, interval=figure_out(summary.ece.interval),
+            calibrated=CalibratedBaselineOut(expected=summary.ece.calibrated.expected, high=summary.ece.calibrated.high),
+        ),
         reliability_diagram=_bins_out(summary.diagram),
         reliability_diagram_equal_count=_bins_out(summary.diagram_equal_count),
     )

@@ -16,15 +16,25 @@ IntervalMethod = Literal["bca", "percentile"]
 
 
 class FigureOut(BaseModel):
-    """A figure with a percentile bootstrap interval over problems (pass@k's resampled problems)."""
+    """A figure with an interval over problems: a percentile bootstrap on pass@k's resampled problems, or for a
+    latency percentile Woodruff's interval (the CDF's standard error at the estimate, linearised over problems)."""
 
     estimate: float | None = Field(description="Null where the figure does not exist (e.g. no pass: no cost per success).")
     ci_low: float | None
-    ci_high: float | None = Field(description="Null where some resamples make the figure unbounded (no pass in them).")
+    ci_high: float | None = Field(
+        description="Null where some resamples make the figure unbounded (no pass in them), or where a percentile's "
+        "upper bound lies beyond the largest value observed."
+    )
     confidence: float
-    standard_error: float | None = Field(description="Standard deviation of the bootstrap distribution.")
-    method_used: str = Field(description="`percentile`, or `none` when the figure does not exist.")
-    resamples: int
+    standard_error: float | None = Field(
+        description="Standard deviation of the bootstrap distribution; for `woodruff`, the interval's half-width "
+        "over its t quantile."
+    )
+    method_used: str = Field(
+        description="`percentile` (bootstrap), `woodruff` (latency percentiles), `woodruff, linearised` (a paired "
+        "difference of percentiles), `basic bootstrap` (ECE), or `none` when the figure does not exist."
+    )
+    resamples: int = Field(description="Bootstrap resamples; 0 for an interval that needs none (Woodruff's).")
     note: str | None = None
 
 
@@ -45,6 +55,8 @@ class CostOut(BaseModel):
 
 
 class LatencyOut(BaseModel):
+    """Inverted-CDF percentiles of the samples' latencies, each with Woodruff's interval over problems."""
+
     samples: int
     mean_ms: float = Field(description="For reference only: read the percentiles.")
     p50_ms: FigureOut
@@ -83,13 +95,32 @@ class MurphyOut(BaseModel):
     total: float = Field(description="REL - RES + UNC + WBV - WBC: equals the Brier score.")
 
 
+class CalibratedBaselineOut(BaseModel):
+    expected: float = Field(description="Mean ECE of a perfectly calibrated model with these confidences and samples.")
+    high: float = Field(description="Its 95th percentile: an ECE at or below it cannot tell the model from one.")
+
+
+class EceOut(BaseModel):
+    estimate: float = Field(description="ECE over the equal-width bins (the plug-in: biased up).")
+    biased: Literal[True] = True
+    label: str
+    interval: FigureOut = Field(
+        description="Bootstrap over problems, reflected about the estimate (2 ECE - quantiles: removes the bias the "
+        "resampled ECEs share); lower bound 0 where the ECE is within a calibrated model's 95 % range."
+    )
+    calibrated: CalibratedBaselineOut = Field(
+        description="What sampling noise alone gives: the ECE of a perfectly calibrated model at this N."
+    )
+
+
 class CalibrationOut(BaseModel):
     samples: int = Field(description="Samples with a confidence.")
     bins: int
     brier: FigureOut
     decomposition: MurphyOut = Field(description="Murphy decomposition over the equal-width bins.")
-    ece_equal_width: float
-    ece_equal_count: float
+    ece_equal_width: float = Field(description="BIASED plug-in (see `ece`): noise alone makes it positive.")
+    ece_equal_count: float = Field(description="BIASED plug-in over equal-count bins.")
+    ece: EceOut | None = Field(None, description="The equal-width ECE labelled, with its interval and baseline.")
     reliability_diagram: list[CalibrationBinOut] = Field(description="Equal-width bins: the dashboard's diagram.")
     reliability_diagram_equal_count: list[CalibrationBinOut]
 

@@ -19,8 +19,10 @@ router = APIRouter(prefix="/v1/languages", tags=["languages"])
     summary="One model's runs in several languages: pass@k per language, micro and macro averages, with intervals",
     description=(
         "One run per language, all of one model. Micro pools every problem of every language (bigger languages "
-        "weigh more); macro is the unweighted mean of the per-language figures. Intervals: a bootstrap that "
-        "resamples problems within each language (stratified), each language with its own derived seed."
+        "weigh more); macro is the unweighted mean of the per-language figures. Intervals: a bootstrap over "
+        "problems, each language with its own derived seed. One problem translated (the same id after the language "
+        "prefix: CPP/0, Go/0, HumanEval/0, HumanEval_0_<name>) is one unit for the averages, resampled in every "
+        "language at once; `pairing` lists the matched problems and the warnings the unmatched ones."
     ),
     responses=comparison_responses("A run has no finished problem yet"),
 )

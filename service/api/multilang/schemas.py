@@ -31,6 +31,21 @@ class AverageRow(BaseModel):
     pass_at_k: list[KPoint]
 
 
+class PairingOut(BaseModel):
+    """Which problems are one problem translated, resampled together by the micro and macro intervals."""
+
+    rule: str = Field(description="How problems are matched across languages.")
+    joint: bool = Field(
+        description="Some problem is in two languages or more: the averages resample such problems together (a "
+        "hard problem is hard in every language); false: the languages are independent strata."
+    )
+    units: int = Field(description="Resampling units of the averages: shared problems plus unmatched ones.")
+    paired: list[str] = Field(description="The shared problems (by key), each in two languages or more.")
+    unmatched: dict[str, list[str]] = Field(
+        description="Per language, its problems (by id) that match no problem of another language."
+    )
+
+
 class LanguageComparison(BaseModel):
     model: str
     ks: list[int]
@@ -41,4 +56,5 @@ class LanguageComparison(BaseModel):
     languages: list[LanguageRow] = Field(description="One row per language, sorted by language.")
     micro: AverageRow
     macro: AverageRow
+    pairing: PairingOut | None = Field(None, description="Which problems the averages resample together.")
     warnings: list[str] = Field(default_factory=list)

@@ -15,7 +15,7 @@ from service.api.metrics.service import ProblemCounts, check_k_fits, load_runs_o
 from service.api.multirun import MultiRunQuery
 from service.api.auth.principal import Principal
 from service.statistics import per_problem_estimates
-from service.statistics.intervals import Method
+from service.statistics.intervals import FEW_PROBLEMS, Method
 from service.statistics.sweeps import SweepSummary, sweep_summary
 from service.api.sweeps.schemas import Sweep, SweepBest, SweepPoint, SweepRun
 
@@ -69,8 +69,14 @@ async def sweep(session: AsyncSession, principal: Principal, query: MultiRunQuer
         )
     if len(set(temperatures)) < len(temperatures):
         warnings.append("two runs share a temperature: they are separate curves (never pooled)")
-    if len(keys) < 30:
+    if len(keys) < FEW_PROBLEMS:
         warnings.append(f"only {len(keys)} problems: intervals over so few problems are unreliable")
+    else:
+        warnings += [
+            f"T={_temperature(run.sampling)}, pass@{k}: {interval.warning}"
+            for run, intervals in zip(runs, summary.intervals, strict=True)
+            for k, interval in zip(ks, intervals, strict=True) if interval.warning
+        ]
     return Sweep(
         model=model, dataset_id=runs[0].dataset_id, problems=len(keys), ks=ks, confidence=confidence,
         method=method, resamples=resamples, seed=seed,
@@ -84,7 +90,7 @@ async def sweep(session: AsyncSession, principal: Principal, query: MultiRunQuer
         best=[
             SweepBest(
                 k=b.k, best_run_id=runs[b.best].id, best_temperature=_temperature(runs[b.best].sampling),
-                probability_best=b.probability_best, margin=b.margin, margin_ci_low=b.margin_low,
+                tie=b.tie, tied_run_ids=[runs[r].id for r in b.tied], probability_best=b.probability_best, margin=b.margin, margin_ci_low=b.margin_low,
                 margin_ci_high=b.margin_high, envelope=b.envelope, envelope_ci_low=b.envelope_low,
                 envelope_ci_high=b.envelope_high,
             )

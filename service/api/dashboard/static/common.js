@@ -105,7 +105,9 @@ export function bracket(m) {
   return h("span", { class: "bracket", title: m.fallback_reason || "" },
     h("span", { class: "ci", dataset: hasBounds(m) ? { ciLow: m.ci_low, ciHigh: m.ci_high } : {} }, interval(m)), hasBounds(m) ? " " : null,
     h("span", { class: "ci-label muted small" }, m.label || (hasBounds(m) ? "" : "no interval")),
-    degenerate && m.fallback_reason ? h("span", { class: "ci-why small" }, ` (${shortReason(m.fallback_reason)})`) : null);
+    degenerate && m.fallback_reason ? h("span", { class: "ci-why small" }, ` (${shortReason(m.fallback_reason)})`) : null,
+    // an estimate few problems carry: said beside the number wherever it is shown, the full text on hover
+    m.warning ? h("span", { class: "ci-warning small", title: m.warning }, ` ⚠ rests on ~${Number(m.effective_problems).toFixed(1)} problems`) : null);
 }
 
 /** "40 of 164 problems" with a subset flag when a run covers part of its dataset. */

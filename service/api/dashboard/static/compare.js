@@ -73,7 +73,7 @@ function metricsTable(report) {
         h("td", {}, `pass@${m.k}`),
         h("td", { class: "num base-cell" }, pct(m.base.estimate), " ", bracket(m.base)),
         h("td", { class: "num candidate-cell" }, pct(m.candidate.estimate), " ", bracket(m.candidate)),
-        h("td", { class: `num diff ${cls}`, title: `${d.method_used || d.method || "bootstrap"} interval; standard error ${(100 * d.standard_error).toFixed(1)} pp` },
+        h("td", { class: `num diff ${cls}`, title: `${d.method_used || d.method || "bootstrap"} interval; ${d.standard_error === null ? (d.standard_error_note || "no standard error") : `standard error ${(100 * d.standard_error).toFixed(1)} pp`}` },
           signedPp(d.estimate), " ", h("span", { class: "muted small" }, hasBounds(d) ? `[${signedPp(d.ci_low)}, ${signedPp(d.ci_high)}] ${d.label || ""}` : "no interval")),
         h("td", { class: "num p-value", title: pTitle }, pValue(m.p_value)),
         h("td", { class: "num" }, m.correlation === null || m.correlation === undefined ? "–" : m.correlation.toFixed(2)));

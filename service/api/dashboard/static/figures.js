@@ -1,5 +1,6 @@
 // Run page panels for what the samples carried besides their verdicts: cost, latency, tokens and
-// calibration (GET /v1/runs/{id}/metrics; every interval on the same resampled problems as pass@k).
+// calibration (GET /v1/runs/{id}/metrics; bootstrap intervals on the same resampled problems as pass@k,
+// latency percentiles with Woodruff's interval).
 // Shown only where the data exist; loaded once the run has finished problems.
 import { ApiError, api, boot, clear, h, num, pct } from "./common.js";
 import { curveChart, s, unitSquare } from "./charts.js";
@@ -57,10 +58,16 @@ function render(m) {
   }
   if (m.tokens) stats.push(stat("stat-tokens", "output tokens / sample", m.tokens.mean_output, (x) => fmt(x, 3), `input ${figureText(m.tokens.mean_input, (x) => fmt(x, 3))}`));
   if (m.steps) stats.push(stat("stat-steps", "steps / sample", m.steps.mean, (x) => fmt(x, 3), `per success ${figureText(m.steps.per_success, (x) => fmt(x, 3))}`));
-  if (m.calibration) stats.push(stat("stat-brier", "Brier score", m.calibration.brier, (x) => fmt(x, 3), `ECE ${fmt(m.calibration.ece_equal_width, 3)}`));
+  if (m.calibration) stats.push(stat("stat-brier", "Brier score", m.calibration.brier, (x) => fmt(x, 3), `ECE ${fmt(m.calibration.ece_equal_width, 3)} (biased)`));
   if (!stats.length) return;
-  const children = [h("h2", {}, "Cost, latency and calibration ", h("span", { class: "muted small" }, `intervals: ${Math.round(100 * m.confidence)}% bootstrap over problems, the same resamples as pass@k`)),
+  const level = Math.round(100 * m.confidence);
+  const how = m.latency ? `${level}% bootstrap over problems, the same resamples as pass@k; latency percentiles: Woodruff's interval over problems`
+    : `${level}% bootstrap over problems, the same resamples as pass@k`;
+  const children = [h("h2", {}, "Cost, latency and calibration ", h("span", { class: "muted small", id: "figures-caption" }, `intervals: ${how}`)),
     h("section", { class: "stats" }, stats)];
+  const notes = [m.latency && m.latency.p95_ms.note ? `latency p95: ${m.latency.p95_ms.note}` : null,
+    m.latency && m.latency.p99_ms.note ? `latency p99: ${m.latency.p99_ms.note}` : null].filter(Boolean);
+  if (notes.length) children.push(h("p", { class: "note", id: "figures-notes" }, notes.join(" · ")));
   if (m.calibration) {
     const cal = m.calibration;
     const d = cal.decomposition;
@@ -72,13 +79,15 @@ function render(m) {
         h("tr", {}, h("th", {}, "resolution (higher is better)"), h("td", { class: "num" }, fmt(d.resolution, 3))),
         h("tr", {}, h("th", {}, "uncertainty (pass rate)"), h("td", { class: "num" }, fmt(d.uncertainty, 3))),
         h("tr", {}, h("th", {}, "within-bin terms"), h("td", { class: "num" }, fmt(Math.abs(d.within_bin_variance - d.within_bin_covariance) < 1e-12 ? 0 : d.within_bin_variance - d.within_bin_covariance, 3))),
-        h("tr", {}, h("th", {}, `ECE, ${cal.bins} equal-width bins`), h("td", { class: "num", id: "cal-ece" }, fmt(cal.ece_equal_width, 3))),
-        h("tr", {}, h("th", {}, `ECE, ${cal.bins} equal-count bins`), h("td", { class: "num" }, fmt(cal.ece_equal_count, 3))),
+        h("tr", {}, h("th", {}, `ECE, ${cal.bins} equal-width bins (biased up)`), h("td", { class: "num", id: "cal-ece" }, cal.ece ? figureText(cal.ece.interval, (x) => fmt(x, 3)) : fmt(cal.ece_equal_width, 3))),
+        cal.ece ? h("tr", {}, h("th", {}, "ECE of a perfectly calibrated model, same N"), h("td", { class: "num", id: "cal-ece-calibrated" }, `${fmt(cal.ece.calibrated.expected, 3)} (95% up to ${fmt(cal.ece.calibrated.high, 3)})`)) : null,
+        h("tr", {}, h("th", {}, `ECE, ${cal.bins} equal-count bins (biased up)`), h("td", { class: "num" }, fmt(cal.ece_equal_count, 3))),
         h("tr", {}, h("th", {}, "samples with a confidence"), h("td", { class: "num" }, num(cal.samples)))));
     children.push(h("div", { class: "grid-2" },
       h("div", {}, h("h3", {}, "Reliability diagram"), diagram),
       h("div", {}, h("h3", {}, "Calibration"), table,
-        h("p", { class: "muted small" }, "Brier = reliability − resolution + uncertainty (+ within-bin terms when a bin holds different confidences)."))));
+        h("p", { class: "muted small" }, "Brier = reliability − resolution + uncertainty (+ within-bin terms when a bin holds different confidences)."),
+        cal.ece ? h("p", { class: "muted small", id: "cal-ece-label" }, `ECE: ${cal.ece.label}.`) : null)));
     reliabilityDiagram(diagram, cal.reliability_diagram);
   }
   clear(panel, children);
@@ -140,16 +149,18 @@ async function loadSweep(m) {
   const table = h("table", { class: "data", id: "sweep-best" },
     h("thead", {}, h("tr", {}, h("th", { class: "num" }, "k"), h("th", {}, "best temperature"), h("th", { class: "num" }, "chance it is best"),
       h("th", { class: "num" }, "margin over runner-up"), h("th", { class: "num" }, "envelope (best pass@k)"))),
-    h("tbody", {}, shown.map((b) => h("tr", {},
+    h("tbody", {}, shown.map((b) => h("tr", { "data-k": b.k },
       h("td", { class: "num" }, b.k),
-      h("td", {}, `T=${b.best_temperature}`),
-      h("td", { class: "num" }, pct(b.probability_best[byRun.get(b.best_run_id)])),
+      h("td", {}, b.tie ? `tie: ${b.tied_run_ids.map((id) => `T=${sweep.runs[byRun.get(id)].temperature}`).join(", ")}` : `T=${b.best_temperature}`),
+      h("td", { class: "num" }, b.tie ? b.tied_run_ids.map((id) => pct(b.probability_best[byRun.get(id)])).join(" / ") : pct(b.probability_best[byRun.get(b.best_run_id)])),
       h("td", { class: "num mono" }, `${pct(b.margin)} [${pct(b.margin_ci_low)}, ${pct(b.margin_ci_high)}]`),
-      h("td", { class: "num mono" }, `${pct(b.envelope)} [${pct(b.envelope_ci_low)}, ${pct(b.envelope_ci_high)}]`)))));
+      h("td", { class: "num mono" }, b.envelope_ci_low === null ? pct(b.envelope) : `${pct(b.envelope)} [${pct(b.envelope_ci_low)}, ${pct(b.envelope_ci_high)}]`)))));
   const panel = el("sweep-panel");
   clear(panel,
     h("h2", {}, `Temperature sweep: ${run.model} `, h("span", { class: "muted small" }, `${sweep.runs.length} runs on ${num(sweep.problems)} shared problems; each temperature is its own curve, never pooled`)),
-    chart, table, sweep.warnings.length ? h("p", { class: "note" }, sweep.warnings.join(" · ")) : null);
+    chart, table,
+    h("p", { class: "muted small" }, "The envelope's interval holds for all temperatures at once (the largest of their lower bounds at level 1 − α/runs to the largest upper bound), so it covers the best temperature's pass@k whichever that is."),
+    sweep.warnings.length ? h("p", { class: "note" }, sweep.warnings.join(" · ")) : null);
   panel.hidden = false;
   curveChart(chart, { kmax, series, title: "pass@k by temperature" });
 }

@@ -92,7 +92,7 @@ el("run-edit").addEventListener("submit", async (event) => {
 const PROBLEM_COLUMNS = ["problem_id", "n", "c", "pass_at_1", "pass_at_k", "k", "distinct_programs", "total", "pending",
   "passed", "failed", "error", "timeout", "memory", "crashed", "compile_error", "sandbox_error"];
 const METRIC_COLUMNS = ["k", "metric", "estimate", "ci_low", "ci_high", "interval", "standard_error", "method_used",
-  "fallback_reason", "confidence", "resamples", "problems", "dataset_problems", "subset"];
+  "fallback_reason", "confidence", "resamples", "problems", "dataset_problems", "subset", "effective_problems", "warning"];
 const fileBase = () => `passk-${runId.slice(0, 8)}`;
 
 function problemRecords() {
@@ -113,6 +113,7 @@ function metricRecords(m) {
     interval: x[name].label, standard_error: x[name].standard_error, method_used: x[name].method_used,
     fallback_reason: x[name].fallback_reason, confidence: x[name].confidence, resamples: x[name].resamples,
     problems: m.problems, dataset_problems: cover.dataset_problems, subset: cover.subset,
+    effective_problems: x[name].effective_problems, warning: x[name].warning,
   })));
 }
 

@@ -64,10 +64,11 @@ function detectability(report) {
   const q = report.metrics.find((m) => m.k === 1) || report.metrics[0];
   const d = q.detectability;
   const more = d.more_problems_needed === null ? "no difference was observed"
-    : d.detectable ? "the observed difference is above it"
-    : `detecting the observed ${pp(d.observed_difference)} would take about ${d.problems_needed.toLocaleString("en-US")} problems (${d.more_problems_needed.toLocaleString("en-US")} more)`;
-  return h("p", { id: "ship-mdd" },
-    `Minimum detectable difference of pass@${q.k} on these ${report.problems} problems (${Math.round(100 * d.confidence)}% confidence, ${Math.round(100 * d.power)}% power, discordance ${fmt(d.discordance, 3)}): `,
+    : d.detectable ? "the observed difference is at least that large"
+    : `planning for the observed ${pp(d.observed_difference)}: about ${d.problems_needed.toLocaleString("en-US")} problems (${d.more_problems_needed.toLocaleString("en-US")} more)`;
+  return h("p", { id: "ship-mdd", title: d.label },
+    h("span", { class: "muted small" }, "Planning figure, not a verdict (the interval and p-value above are): "),
+    `the smallest difference of pass@${q.k} that ${report.problems} problems detect with ${Math.round(100 * d.power)}% power (${Math.round(100 * d.confidence)}% confidence, discordance ${fmt(d.discordance, 3)}) is `,
     h("strong", {}, `${(100 * d.minimum_detectable_difference).toFixed(1)} pp`), `; ${more}.`,
     report.incremental_cost_per_success !== null && report.incremental_cost_per_success !== undefined && d.observed_difference > 0
       ? ` Each extra success costs ${fmt(report.incremental_cost_per_success, 3)}${report.currency ? " " + report.currency : ""}.` : "");

@@ -219,7 +219,7 @@ def test_docs_work_offline(stack: Stack, browser: Browser) -> None:  # noqa: F81
     expect(operation.locator(".live-responses-table tbody .response-col_status").first).to_have_text("200")
     shot(page, "docs")
     page.goto("/redoc")
-    expect(page.locator("h2", has_text="List runs, newest first")).to_be_visible(timeout=30_000)
+    expect(page.locator("h2", has_text="List the project's runs, newest first")).to_be_visible(timeout=30_000)
     shot(page, "redoc")
     assert not offsite, f"docs tried to reach other origins: {offsite}"
     assert all(status < 400 for url, status in responses if "/docs-assets/" in url), responses

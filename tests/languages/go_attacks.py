@@ -80,8 +80,11 @@ ATTACKS: dict[str, Wrapper] = {
     "an answer before any call": Wrapper(declarations=f"func init() {{\n\tsyscall.Write(4, {ANSWER})\n}}\n",
                                          imports=("syscall",), flags=OUT_OF_TURN),
     "a goroutine that keeps writing on the reply pipe": Wrapper(
-        declarations="func init() {\n\tgo func() {\n\t\tfor {\n\t\t\tsyscall.Write(4, []byte(\"PASS\"))\n"
-                     "\t\t\ttime.Sleep(time.Millisecond)\n\t\t}\n\t}()\n}\n", imports=("syscall", "time"), flags=OUT_OF_TURN),
+        # init() waits for the first write, so the attack has happened before any call however busy the machine.
+        declarations="func init() {\n\tstarted := make(chan struct{})\n\tgo func() {\n\t\tfor i := 0; ; i++ {\n"
+                     "\t\t\tsyscall.Write(4, []byte(\"PASS\"))\n\t\t\tif i == 0 {\n\t\t\t\tclose(started)\n\t\t\t}\n"
+                     "\t\t\ttime.Sleep(time.Millisecond)\n\t\t}\n\t}()\n\t<-started\n}\n",
+        imports=("syscall", "time"), flags=OUT_OF_TURN),
     "stdout onto the reply pipe": Wrapper(body="\tsyscall.Dup3(4, 1, 0)\n\tfmt.Println(\"PASS\")\n",
                                           imports=("fmt", "syscall"), flags=OUT_OF_TURN),
     "its channel closed": Wrapper(body="\tsyscall.Close(3)\n\tsyscall.Close(4)\n\ttime.Sleep(3 * time.Second)\n",

@@ -21,7 +21,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.executor import Outcome, Sandbox
 from sandbox.runtime import compare
-from service.api.datasets.schemas import DatasetCreate, parse_problem
+from service.api.datasets.schemas import DatasetCreate
+from service.formats.registry import parse_problem
 from service.api.datasets.service import digest, format_columns
 from service.formats.mbpp import mbpp_entry_point
 from service.formats import sources

@@ -14,6 +14,9 @@ from service.core.embedded_postgres import resolve_database_url
 from service.core.settings import Settings, get_settings
 
 
+# Imported on use: each command imports the part it starts (the API, a worker, the image builder), so `passk
+# --help` and the other commands do not load them.
+
 def cmd_migrate(_args: argparse.Namespace) -> int:
     from service.core.migrate import upgrade_to_head
 

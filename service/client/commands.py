@@ -408,6 +408,7 @@ _NAMED_FORMATS = ("humaneval-x", "multipl-e")
 
 def _dataset_language(problems: list[dict[str, Any]], given: str | None) -> str | None:
     """--language, else what HumanEval-X task ids ("CPP/0") or MultiPL-E rows ("language": "cpp") say."""
+    # Imported on use: the language modules and the format registry are needed only when a file is read.
     from sandbox import languages
     from service.formats.humaneval_x import language_of_row
 

@@ -20,6 +20,7 @@ from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.orm import Session
 
 from sandbox.verdicts import Verdict
+from service.core.channels import Channel, notify
 from service.core.models import Dataset, Problem, Run, Sample
 from service.formats.native import with_toolchain
 from service.formats.program import program_for
@@ -30,7 +31,6 @@ from service.worker.results import (
     leased_by,
     lock_runs,
     lock_runs_of,
-    notify,
     requeued_state,
     run_cancelled,
     settle_reclaimed,
@@ -38,7 +38,6 @@ from service.worker.results import (
 
 runs, samples, problems, datasets = Run.__table__, Sample.__table__, Problem.__table__, Dataset.__table__
 
-SAMPLES_CHANNEL = "passk_samples"
 
 
 @dataclass(frozen=True)
@@ -354,5 +353,5 @@ def reclaim_expired(session: Session, max_attempts: int) -> int:
     ).all()
     settle_reclaimed(session, run_ids, [row.id for row in result if row.state == SampleState.DONE])
     if any(row.state == SampleState.QUEUED for row in result):
-        notify(session, SAMPLES_CHANNEL)
+        session.execute(notify(Channel.SAMPLES))
     return len(result)

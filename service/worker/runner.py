@@ -27,6 +27,7 @@ from sandbox.cgroups import docker_parent, ensure_parent
 from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
 from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
+from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.verdicts import Verdict
 from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.core.models import Run, Toolchain, WorkerHeartbeat
@@ -153,8 +154,6 @@ class Worker:
         return self._language_image(language)[0]
 
     def _language_image(self, language: str) -> tuple[str, str, str]:
-        from sandbox.images import ensure_language_image, toolchain_version
-
         with self._image_lock:
             if language not in self._images:
                 client = connect()

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from sandbox import languages
 from sandbox.verdicts import Verdict
 from service.api import hidden_tests
 from service.api.auth.principal import Principal
@@ -51,8 +52,6 @@ def _first(*values: T | None) -> T:
 
 def _compile_limits(run: Run | Row[Any], dataset: DatasetHeader) -> tuple[float | None, int | None]:
     """The compile limits in force: the run's, else the dataset's, else the language's (None: not compiled)."""
-    from sandbox import languages
-
     if dataset.language not in languages.all_languages() or not languages.get(dataset.language).compiled:
         return None, None
     language = languages.get(dataset.language)

@@ -27,6 +27,7 @@ from service.api.datasets.schemas import (
 )
 from service.core.exceptions import Forbidden, InvalidInput, NotFound
 from service.core.models import Dataset
+from service.core.limits import limits_in_force
 from service.core.settings import Settings
 from service.formats import registry
 from service.formats.humaneval import ProblemIn
@@ -275,17 +276,17 @@ async def toolchains(session: AsyncSession) -> dict[str, tuple[str, str]]:
 
 
 async def list_languages(session: AsyncSession) -> list[LanguageRead]:
-
     known = await toolchains(session)
     result = []
     for language in languages.all_languages().values():
         version, image = known.get(language.name, (None, None))
+        defaults = limits_in_force(language=language)  # its compile limits where nothing overrides them
         result.append(LanguageRead(
             name=language.name, title=language.title,
             compile=list(language.compile) if language.compile else None, run=list(language.run),
             source_file=language.source_file,
-            compile_time_limit_s=language.compile_time_limit_s if language.compiled else None,
-            compile_memory_mb=language.compile_memory_bytes // (1024 * 1024) if language.compiled else None,
+            compile_time_limit_s=defaults.compile_time_limit_s,
+            compile_memory_mb=defaults.compile_memory_mb,
             formats=[name for name in registry.postable() if registry.allows_language(name, language.name)],
             toolchain=version, image=image,
         ))

@@ -133,4 +133,4 @@ def columns_with_test_code(fmt: str, prompt: str, test: str, canonical_solution:
 
 def language_of(problem: Any) -> str:
     """The language of a problem's dataset (the worker's problem rows carry it); Python if absent."""
-    return getattr(problem, "language", None) or "python"
+    return getattr(problem, "language", None) or languages.DEFAULT

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sandbox import languages
 from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL_TOL, POLICIES
 from service.formats import sources
 from service.formats.cases import JudgedByCases, judged_columns
@@ -54,7 +55,7 @@ class StdioProblemIn(JudgedByCases):
 
 def program(problem: Any, completion: str) -> Program:
     language = language_of(problem)
-    if language != "python":
+    if languages.get(language).native:
         return stdio_program(problem, completion, language)
     return driver_program(
         {

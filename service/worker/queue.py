@@ -246,7 +246,7 @@ def claim_batch(
     starting = sorted({row.run_id for row in rows if row.run_status == RunState.QUEUED})
     if starting:
         session.execute(_STARTING, {"run_ids": starting})
-    language = context.language or "python"
+    language = context.language or languages.DEFAULT
     # The formats read the limits in force from the row's `limits`: the worker's own defaults fill what the
     # run, the problem and the dataset left unset (never the process-wide settings).
     limits = limits_in_force(

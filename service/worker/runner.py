@@ -23,6 +23,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, wait_incrementing
 
+from sandbox import languages
 from sandbox.cgroups import docker_parent, ensure_parent
 from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
@@ -145,7 +146,7 @@ class Worker:
 
     def _image_key(self, language: str) -> tuple[str, str]:
         """(image id, toolchain version) of a language: part of the program and of its cache key."""
-        if language == "python":
+        if not languages.get(language).native:  # the sandbox image itself
             return self.image_id, ""
         _, image_id, version = self._language_image(language)
         return image_id, version

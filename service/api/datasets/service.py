@@ -44,7 +44,7 @@ def digest(body: DatasetCreate) -> str:
         "time_limit_s": body.time_limit_s,
         "memory_mb": body.memory_mb,
     }
-    if body.language != "python":  # Python datasets hash as they did before languages existed
+    if body.language != languages.DEFAULT:  # such datasets hash as they did before languages existed
         content["language"] = body.language
     for name in ("compile_time_limit_s", "compile_memory_mb"):  # only when set: older digests stay
         if getattr(body, name) is not None:

@@ -40,7 +40,10 @@ def host_under(root: Path) -> str:
 def connect(timeout: float = 120.0, base_url: str | None = None) -> docker.DockerClient:
     """A client for a live engine (base_url, else DOCKER_HOST or the local socket); raises if none answers."""
     try:
-        client = docker.DockerClient(base_url=base_url, timeout=timeout) if base_url else docker.from_env(timeout=timeout)
+        if base_url:
+            client = docker.DockerClient(base_url=base_url, timeout=timeout)
+        else:
+            client = docker.from_env(timeout=timeout)
         client.ping()
         return client
     except DockerException as exc:
@@ -128,7 +131,8 @@ class EmbeddedEngine:
                 wait=wait_exponential(multiplier=self.backoff_s, min=self.backoff_s, max=RESTART_BACKOFF_MAX_S),
                 before_sleep=lambda state: log.error(
                     "the Docker engine did not come back (%s); next try in %.0f s",
-                    state.outcome.exception() if state.outcome else None, state.next_action.sleep if state.next_action else 0,
+                    state.outcome.exception() if state.outcome else None,
+                    state.next_action.sleep if state.next_action else 0,
                 ),
                 sleep=self._stopping.wait,
                 reraise=True,

@@ -60,7 +60,8 @@ def test_every_manifest_is_valid_kubernetes(name: str, resource: dict) -> None:
     try:
         kubernetes_validate.validate(resource, KUBERNETES_VERSION, strict=True)
     except kubernetes_validate.ValidationError as exc:
-        pytest.fail(f"{name}: {resource['kind']}/{resource['metadata']['name']}: {'.'.join(map(str, exc.path))}: {exc.message}")
+        where = ".".join(map(str, exc.path))
+        pytest.fail(f"{name}: {resource['kind']}/{resource['metadata']['name']}: {where}: {exc.message}")
 
 
 def test_the_kustomization_lists_every_manifest_but_the_secret_example() -> None:

@@ -314,6 +314,8 @@ class WorkerHeartbeat(Base):
     # Counters since the worker started: samples it recorded, and sandbox errors among them (retried or not).
     processed: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     sandbox_errors: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    # Whether the worker's Docker engine answered at its last heartbeat (it claims nothing while it does not).
+    engine_up: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
 
 
 # Operations status (migration 0004): recent finishes and sandbox errors are range scans, not table scans.

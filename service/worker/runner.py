@@ -28,6 +28,7 @@ from sandbox.cgroups import docker_parent, ensure_parent
 from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
 from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
+from sandbox.runtime.builds import STATS as BUILD_STATS
 from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.verdicts import Verdict
 from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
@@ -213,10 +214,8 @@ class Worker:
         finally:
             stats = sandbox.settings.stats
             if stats.get("compiles"):
-                log.warning("%s: compiles=%d compile_hits=%d pch_builds=%d pch_hits=%d pch_prebuilt=%d pch_rejected=%d",
-                            threading.current_thread().name, stats["compiles"], stats["compile_hits"],
-                            stats.get("pch_builds", 0), stats.get("pch_hits", 0), stats.get("pch_prebuilt", 0),
-                            stats.get("pch_rejected", 0))
+                log.warning("%s: %s", threading.current_thread().name,
+                            " ".join(f"{name}={stats.get(name, 0)}" for name in BUILD_STATS))
             _discard(sandbox)
 
     def _execute_one(self, sandbox: Sandbox) -> bool:

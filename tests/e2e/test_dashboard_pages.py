@@ -109,8 +109,9 @@ def _at(points: list[tuple[float, float]], x: float) -> float:
     raise AssertionError(f"x = {x} lies outside the band's {points[0][0]} … {points[-1][0]}")
 
 
-def assert_curves_inside_bands(page: Page, chart: str, expected: int) -> None:
-    """Every drawn curve has a band, spans exactly it, and lies inside it at every x (one SVG unit of rounding)."""
+def assert_curves_inside_bands(page: Page, chart: str, expected: int) -> list[int]:
+    """Every drawn curve has a band, spans exactly it, and lies inside it at every x (a tenth of an SVG unit of
+    rounding). Returns each curve's number of points."""
     expect(page.locator(f"{chart} polygon.band")).to_have_count(expected, timeout=60_000)
     shapes = page.locator(chart).evaluate(_SVG_SHAPES)
     assert len(shapes) == expected, shapes
@@ -118,21 +119,23 @@ def assert_curves_inside_bands(page: Page, chart: str, expected: int) -> None:
         curve = _pairs(shape["d"])
         corners = _pairs(shape["band"])
         top, bottom = corners[: len(corners) // 2], corners[len(corners) // 2:][::-1]
-        assert len(curve) > 2 and [x for x, _ in curve] == [x for x, _ in top] == [x for x, _ in bottom], shape
+        assert len(curve) >= 2 and [x for x, _ in curve] == [x for x, _ in top] == [x for x, _ in bottom], shape
         xs = sorted({x for x, _ in curve} | {x for x, _ in top})
         xs += [(a + b) / 2 for a, b in zip(xs, xs[1:], strict=False)]  # between the points too
         for x in xs:
             y, hi, lo = _at(curve, x), _at(top, x), _at(bottom, x)  # SVG y grows downwards: hi is above
             assert hi - 0.1 <= y <= lo + 0.1, (shape["key"], x, hi, y, lo)
+    return [len(_pairs(shape["d"])) for shape in shapes]
 
 
 def test_every_curve_stays_inside_its_band(viewer: BrowserContext, board: dict[str, Any]) -> None:
     page = viewer.new_page()
     errors = _console_errors(page)
     page.goto(f"/leaderboard?dataset_id={board['dataset']['id']}")
-    assert_curves_inside_bands(page, "#leaderboard-chart", 2)  # the two full runs; the subset run is not ticked
+    # The two full runs (the subset run is not ticked), each at every k of the grid: here k = 1..16.
+    assert assert_curves_inside_bands(page, "#leaderboard-chart", 2) == [N, N]
     page.goto(f"/runs/{board['low']['id']}")
-    assert_curves_inside_bands(page, "#curve-chart", 2)  # pass@k and pass^k
+    assert assert_curves_inside_bands(page, "#curve-chart", 2) == [N, N]  # pass@k and pass^k
     assert not errors, errors
     page.close()
 
@@ -255,7 +258,7 @@ def test_every_page_fits_a_phone(browser: Browser, stack: Stack, client: httpx.C
         "/runs/00000000-0000-0000-0000-000000000000": ("main", None),
     }
     off_screen = {}
-    for path, (ready, figure) in pages.items():
+    for number, (path, (ready, figure)) in enumerate(pages.items()):
         page.goto(path)
         expect(page.locator(ready).first).to_be_visible(timeout=60_000)
         page.wait_for_load_state("networkidle")
@@ -265,7 +268,7 @@ def test_every_page_fits_a_phone(browser: Browser, stack: Stack, client: httpx.C
             if not box or box["x"] < 0 or box["x"] + box["width"] > PHONE["width"]:
                 off_screen[path] = box
         name = "problem" if "/problems/" in path else (path.split("?")[0].strip("/").split("/")[0] or "runs-list")
-        shot(page, f"phone-{name}")
+        shot(page, f"phone-{number}-{name}")
     assert all(w <= PHONE["width"] for w in wide.values()), {p: w for p, w in wide.items() if w > PHONE["width"]}
     assert not off_screen, off_screen
     # Chart text stays legible when the chart shrinks to the screen: tick labels at least 9 px tall.

@@ -79,6 +79,21 @@ async def filter_options(
     )
 
 
+async def last_dataset(session: AsyncSession, principal: Principal, readable: set[str]) -> str | None:
+    """The dataset of the viewer's own latest run in its project (submitted with this key; else any of the
+    project's), among `readable`: where the leaderboard opens. Never another project's choice."""
+    for own_key in (True, False):
+        statement = select(Run.dataset_id).where(Run.project_id == principal.project_id)
+        if own_key:
+            if principal.key_id is None:
+                continue
+            statement = statement.where(Run.api_key_id == principal.key_id)
+        found = await session.scalar(statement.order_by(Run.created_at.desc(), Run.id).limit(1))
+        if found is not None and str(found) in readable:
+            return str(found)
+    return None
+
+
 async def problem_view(session: AsyncSession, principal: Principal, run: RunHeader, key: str) -> ProblemView | None:
     """A problem of a run the viewer may read; its tests left out when they are hidden from the viewer."""
     problem = (

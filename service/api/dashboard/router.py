@@ -161,7 +161,9 @@ async def problem_page(request: Request, run_id: str, problem_id: str, session: 
 @router.get("/leaderboard", response_class=HTMLResponse)
 async def leaderboard_page(request: Request, session: SessionDep, principal: ReaderDep) -> Response:
     datasets, _ = await queries.filter_options(session, principal)
-    return _render(request, "leaderboard.html", {"viewer": principal, "boot": {"datasets": datasets}})
+    opens_on = await queries.last_dataset(session, principal, {d["id"] for d in datasets})
+    boot = {"datasets": datasets, "default_dataset_id": opens_on, "project_id": str(principal.project_id)}
+    return _render(request, "leaderboard.html", {"viewer": principal, "boot": boot})
 
 
 @router.get("/compare", response_class=HTMLResponse)

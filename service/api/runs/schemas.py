@@ -351,6 +351,10 @@ class SampleRead(BaseModel):
     detail: str | None
     stdout: str | None
     stderr: str | None
+    traceback: str | None = Field(
+        None, description="`stderr` without the frames of passk's own code (its judge, its value wire): the program's "
+        "frames and error as they would read had it run alone; the same as `stderr` when it names none of them.",
+    )
     stdout_truncated: bool
     stderr_truncated: bool
     finished_at: datetime | None

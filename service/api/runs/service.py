@@ -11,6 +11,7 @@ from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox import languages
+from sandbox.tracebacks import strip_runtime_frames
 from sandbox.verdicts import Verdict
 from service.api import hidden_tests
 from service.api.auth.principal import Principal
@@ -298,7 +299,8 @@ async def samples(
     shown = [row._asdict() for row in rows[:limit]]
     if not principal.owns(dataset.project_id):
         shown = await _withheld_where_hidden(repository, shown, dataset.hidden_tests)
-    items = [SampleRead.model_validate(values) for values in shown]
+    items = [SampleRead.model_validate({**values, "traceback": strip_runtime_frames(values["stderr"], dataset.language)})
+             for values in shown]
     next_cursor = str(items[-1].id) if len(rows) > limit else None
     return SamplePage(items=items, next_cursor=next_cursor)
 

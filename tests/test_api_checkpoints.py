@@ -136,3 +136,15 @@ async def test_another_projects_runs_do_not_exist(
         # Readable now, but the runs stay their project's.
         empty = await rivals.get("/v1/checkpoints", params={"model": "trainee", "dataset": dataset["id"]})
         assert empty.status_code == 404 and "carries a step" in empty.json()["detail"]
+
+
+async def test_the_model_may_be_left_out_when_there_is_one(client: httpx.AsyncClient, series: Any) -> None:
+    dataset, _ = series
+    several = await client.get("/v1/checkpoints", params={"dataset": dataset["id"]})
+    assert several.status_code == 422 and "someone-else, trainee" in several.json()["detail"][0]["msg"]
+    alone = await create_dataset(client, KEYS[:3])
+    missing = await client.get("/v1/checkpoints", params={"dataset": alone["id"]})
+    assert missing.status_code == 404 and "carries a step" in missing.json()["detail"]
+    await create_run(client, alone["id"], {k: 1 for k in KEYS[:3]}, model="solo", checkpoint="a", step=1)
+    only = await client.get("/v1/checkpoints", params={"dataset": alone["id"]})
+    assert only.status_code == 200 and only.json()["model"] == "solo" and only.json()["points"] == []

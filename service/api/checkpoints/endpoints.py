@@ -50,8 +50,12 @@ _RESPONSES: dict[int | str, dict[str, Any]] = {
 async def get_checkpoints(
     session: SessionDep,
     principal: CallerDep,
-    model: Annotated[str, Query(min_length=1, max_length=300, description="The model, as submitted")],
     dataset: Annotated[uuid.UUID, Query(description="The dataset's id")],
+    model: Annotated[
+        str | None,
+        Query(min_length=1, max_length=300, description="The model, as submitted (default: the one model whose runs "
+              "on the dataset carry a step; a 422 names them when there are several)"),
+    ] = None,
     k: Annotated[int, Query(ge=1, le=1_000_000, description="The k of pass@k plotted")] = 1,
     method: Annotated[IntervalMethod, Query(description="Bootstrap interval: BCa (default) or percentile")] = "bca",
     confidence: Annotated[float, Query(gt=0, lt=1, description="Interval coverage; 1 - confidence is the test's level")] = 0.95,

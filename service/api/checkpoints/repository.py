@@ -24,6 +24,16 @@ class CheckpointRepository:
         statement = select(Dataset.name).where(Dataset.id == dataset_id, or_(readable_dataset(principal), has_runs))
         return await self.session.scalar(statement)
 
+    async def models_with_steps(self, principal: Principal, dataset_id: uuid.UUID) -> list[str]:
+        """The models of the caller's unarchived runs on the dataset that carry a step."""
+        statement = (
+            select(Run.model).where(
+                owned(principal, Run.project_id), Run.dataset_id == dataset_id, Run.step.is_not(None),
+                Run.archived.is_(False),
+            ).distinct().order_by(Run.model).limit(21)
+        )
+        return list((await self.session.execute(statement)).scalars().all())
+
     async def runs_with_steps(
         self, principal: Principal, model: str, dataset_id: uuid.UUID, limit: int
     ) -> tuple[Sequence[Run], int]:

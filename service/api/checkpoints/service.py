@@ -31,10 +31,11 @@ MAX_POINTS = 200
 
 
 class NoCheckpoints(NotFound):
-    def __init__(self, model: str, dataset_name: str) -> None:
+    def __init__(self, model: str | None, dataset_name: str) -> None:
+        which = f"of model {model!r} " if model is not None else ""
         APIError.__init__(
-            self, f"no run of model {model!r} on dataset {dataset_name!r} carries a step: submit runs with "
-            "`checkpoint` and `step` (passk submit --checkpoint NAME --step N), or check the model's name",
+            self, f"no run {which}on dataset {dataset_name!r} carries a step: submit runs with `checkpoint` and "
+            "`step` (passk submit --checkpoint NAME --step N)" + (", or check the model's name" if which else ""),
         )
 
 
@@ -107,7 +108,8 @@ def _change(previous: _Loaded, current: _Loaded, options: CheckpointOptions) -> 
 
 def _compute(loaded: list[_Loaded], options: CheckpointOptions) -> tuple[list[Interval], list[Change | None]]:
     own = [_own_interval(item, options) for item in loaded]
-    changes = [None] + [_change(a, b, options) for a, b in zip(loaded, loaded[1:])]
+    changes: list[Change | None] = [None] * min(1, len(loaded))  # the first checkpoint has none before it
+    changes += [_change(a, b, options) for a, b in zip(loaded, loaded[1:])]
     return own, changes
 
 
@@ -143,14 +145,29 @@ def _warnings(loaded: list[_Loaded], changes: list[Change | None], total: int, o
     return out
 
 
+async def _only_model(repository: CheckpointRepository, principal: Principal, dataset_id: uuid.UUID,
+                      dataset_name: str) -> str:
+    """Without a model named: the one model whose runs on the dataset carry a step; a 422 naming them if several."""
+    models = await repository.models_with_steps(principal, dataset_id)
+    if not models:
+        raise NoCheckpoints(None, dataset_name)
+    if len(models) > 1:
+        shown = ", ".join(models[:20]) + (" and more" if len(models) > 20 else "")
+        raise InvalidInput(["query", "model"], f"several models have checkpoints on {dataset_name}: {shown}; name "
+                           "one with `model`", models[:20])
+    return models[0]
+
+
 async def checkpoint_series(
-    session: AsyncSession, principal: Principal, model: str, dataset_id: uuid.UUID, options: CheckpointOptions
+    session: AsyncSession, principal: Principal, model: str | None, dataset_id: uuid.UUID, options: CheckpointOptions
 ) -> CheckpointSeries:
     """The caller's runs of `model` on the dataset that carry a step (another project's runs do not exist here)."""
     repository = CheckpointRepository(session)
     dataset_name = await repository.dataset_name(principal, dataset_id)
     if dataset_name is None:
         raise NotFound("dataset", dataset_id)
+    if model is None:
+        model = await _only_model(repository, principal, dataset_id, dataset_name)
     runs, total = await repository.runs_with_steps(principal, model, dataset_id, MAX_POINTS)
     if not runs:
         raise NoCheckpoints(model, dataset_name)

@@ -619,6 +619,8 @@ def _check_ks(ks: Sequence[int] | None, samples: list[dict[str, str]]) -> None:
 
 @_friendly
 def cmd_submit(args: argparse.Namespace) -> int:
+    if args.checkpoint is not None and args.step is None:
+        raise PasskError(f"--checkpoint {args.checkpoint} needs --step (its training step, an integer). Nothing was submitted.")
     path = Path(args.samples)
     samples, lines = load_samples(path)
     sampling = _sampling(args)

@@ -378,30 +378,41 @@ def render_comparison(report: dict[str, Any]) -> str:
 
 
 def render_checkpoints(series: dict[str, Any]) -> str:
-    """One row per checkpoint by step: its pass@k, and the paired change from the checkpoint before it."""
+    """One row per checkpoint by step: its pass@k, and the paired change from the checkpoint before it (in
+    percentage points); the intervals' label and what they rest on under the table, so it reads at 100 columns."""
     k, level = series["k"], 1 - series["confidence"]
     lines = [
         f"model {series['model']} on {series['dataset_name']} ({series['dataset_id']}): pass@{k} by training step",
         "each checkpoint against the one before it, paired over the problems both finished",
         "",
     ]
-    rows = [["step", "checkpoint", "run", f"pass@{k}", "vs previous (paired)", "problems", "p", "change"]]
+    rows = [["step", "checkpoint", "run", f"pass@{k}", "vs previous, pts", "p", "change"]]
+    notes: list[str] = []
+    shared: list[int] = []
     for point in series["points"]:
         change = point.get("vs_previous")
-        mark = "-"
-        if change and change["significant"]:
-            mark = change["direction"].upper()
+        interval = point["pass_at_k"]
         rows.append([
             str(point["step"]), point.get("checkpoint") or "-", point["run_id"][:8],
-            _interval(point["pass_at_k"]) + (" (partial)" if point.get("partial") else ""),
-            _difference(change["difference"]) if change else "-",
-            str(change["problems"]) if change else "-",
-            f"{change['p_value']:.3g}" if change else "-",
-            mark,
+            # what it rests on goes under the table (notes), to keep the row short
+            _interval({**interval, "warning": None}, labelled=False),
+            _difference(change["difference"]).replace(" pts", "") if change else "-",
+            f"{change['p_value']:.2g}" if change else "-",
+            change["direction"].upper() if change and change["significant"] else "-",
         ])
+        if change:
+            shared.append(change["problems"])
+        if point.get("partial"):
+            notes.append(f"step {point['step']}: partial, over the {point['problems']} problems finished so far")
+        if interval.get("warning") and interval.get("effective_problems") is not None:
+            notes.append(f"step {point['step']}: pass@{k} rests on ~{interval['effective_problems']:.1f} problems")
     lines.append(_table(rows))
-    lines += ["", f"BETTER / WORSE: significant at {level:.0%} at that step (two-sided sign-flip permutation test, "
-              f"as `passk compare`); {series['significant_changes']} of {max(len(series['points']) - 1, 0)} steps"]
+    labels = sorted({p["pass_at_k"].get("label") for p in series["points"] if p["pass_at_k"].get("label")})
+    pairs = f"{shared[0]} problems" if len(set(shared)) == 1 else f"{min(shared)} to {max(shared)} problems" if shared else "-"
+    lines += ["", f"intervals: {', '.join(labels) or 'none'}; each change paired over {pairs} shared with the step before",
+              f"BETTER / WORSE: significant at {level:.0%} at that step (two-sided sign-flip test, as `passk compare`): "
+              f"{series['significant_changes']} of {max(len(series['points']) - 1, 0)} steps"]
+    lines += notes
     lines += [f"not yet plotted: step {p['step']} ({p.get('checkpoint') or 'no name'}, {p['status']}, run {p['run_id'][:8]})"
               for p in series.get("pending") or []]
     lines += [f"warning: {w}" for w in series.get("warnings") or []]

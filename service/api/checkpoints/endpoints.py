@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query
 from service.api.auth.dependencies import CallerDep
 from service.api.checkpoints import service as checkpoint_service
 from service.api.checkpoints.schemas import CheckpointSeries
+from service.api.datasets.schemas import StorableStr
 from service.api.dependencies import SessionDep, openapi_error, openapi_invalid_input
 from service.api.metrics.schemas import IntervalMethod
 from service.api.multirun import ResamplesQuery, SeedQuery
@@ -52,7 +53,7 @@ async def get_checkpoints(
     principal: CallerDep,
     dataset: Annotated[uuid.UUID, Query(description="The dataset's id")],
     model: Annotated[
-        str | None,
+        StorableStr | None,
         Query(min_length=1, max_length=300, description="The model, as submitted (default: the one model whose runs "
               "on the dataset carry a step; a 422 names them when there are several)"),
     ] = None,

@@ -10,6 +10,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from service.api.checkpoints import service as checkpoint_service
 from tests.conftest import client_for, create_dataset, create_run, project_key
 from tests.test_api_compare import _bulk_verdicts
 
@@ -148,3 +149,14 @@ async def test_the_model_may_be_left_out_when_there_is_one(client: httpx.AsyncCl
     await create_run(client, alone["id"], {k: 1 for k in KEYS[:3]}, model="solo", checkpoint="a", step=1)
     only = await client.get("/v1/checkpoints", params={"dataset": alone["id"]})
     assert only.status_code == 200 and only.json()["model"] == "solo" and only.json()["points"] == []
+
+
+async def test_only_the_latest_steps_beyond_the_limit(
+    client: httpx.AsyncClient, series: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dataset, (_, _, late) = series
+    monkeypatch.setattr(checkpoint_service, "MAX_POINTS", 2)
+    body = (await client.get("/v1/checkpoints", params={"model": "trainee", "dataset": dataset["id"]})).json()
+    assert [p["step"] for p in body["points"]] == [3000] and [p["step"] for p in body["pending"]] == [4000]
+    assert body["points"][0]["run_id"] == late["id"] and body["points"][0]["vs_previous"] is None
+    assert "4 runs carry a step; the latest 2 are shown" in body["warnings"]

@@ -26,8 +26,9 @@ from service.statistics.checkpoints import Change, holm, versus_previous
 from service.statistics.intervals import FEW_PROBLEMS
 from service.statistics.summary import Options, summarize
 
-# Points drawn at most: the latest steps beyond this are shown, and a warning says how many were left out.
-MAX_POINTS = 200
+# Points drawn at most: the latest this many steps are shown, and a warning says how many there are in all.
+# Each costs about 0.15 s of bootstrap (164 problems, 10,000 resamples) on a quiet core.
+MAX_POINTS = 100
 
 
 class NoCheckpoints(NotFound):
@@ -113,10 +114,11 @@ def _compute(loaded: list[_Loaded], options: CheckpointOptions) -> tuple[list[In
     return own, changes
 
 
-def _warnings(loaded: list[_Loaded], changes: list[Change | None], total: int, options: CheckpointOptions) -> list[str]:
+def _warnings(loaded: list[_Loaded], changes: list[Change | None], shown: int, total: int,
+              options: CheckpointOptions) -> list[str]:
     out: list[str] = []
-    if total > len(loaded):
-        out.append(f"{total} runs carry a step; the latest {len(loaded)} are shown")
+    if total > shown:
+        out.append(f"{total} runs carry a step; the latest {shown} are shown")
     steps = [item.run.step for item in loaded]
     repeated = sorted({s for s in steps if steps.count(s) > 1}, key=lambda s: s or 0)
     if repeated:
@@ -207,5 +209,5 @@ async def checkpoint_series(
         model=model, dataset_id=dataset_id, dataset_name=dataset_name, k=options.k, confidence=options.confidence,
         method=options.method, resamples=options.resamples, seed=options.seed, points=points, pending=pending,
         significant_changes=sum(1 for c in changes if c is not None and c.significant),
-        warnings=_warnings(loaded, changes, total, options),
+        warnings=_warnings(loaded, changes, len(runs), total, options),
     )

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import uuid
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
+import numpy as np
 import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.api.checkpoints import service as checkpoint_service
+from service.api.checkpoints.service import CheckpointOptions, _warnings
+from service.statistics.checkpoints import versus_previous
 from tests.conftest import client_for, create_dataset, create_run, project_key
 from tests.test_api_compare import _bulk_verdicts
 
@@ -160,3 +164,12 @@ async def test_only_the_latest_steps_beyond_the_limit(
     assert [p["step"] for p in body["points"]] == [3000] and [p["step"] for p in body["pending"]] == [4000]
     assert body["points"][0]["run_id"] == late["id"] and body["points"][0]["vs_previous"] is None
     assert "4 runs carry a step; the latest 2 are shown" in body["warnings"]
+
+
+def test_many_steps_say_how_many_marks_chance_gives() -> None:
+    loaded = [SimpleNamespace(run=SimpleNamespace(step=s, checkpoint=None, id=s), finished=[None] * 40) for s in range(21)]
+    same = versus_previous(np.zeros(40), np.zeros(40), k=1, resamples=100)
+    warnings = _warnings(loaded, [None] + [same] * 20, 21, 21, CheckpointOptions())  # type: ignore[arg-type]
+    assert warnings == ["20 steps are tested, each at 5%: about 1.0 marks are expected by chance alone; "
+                        "`p_value_adjusted` (Holm) holds for the whole series"]
+    assert _warnings(loaded[:10], [None] + [same] * 9, 10, 10, CheckpointOptions()) == []  # type: ignore[arg-type]

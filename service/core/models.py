@@ -136,6 +136,9 @@ class Run(Base):
         Index("ix_runs_created_at", "created_at"),
         Index("ix_runs_project_created_at", "project_id", "created_at"),
         Index("ix_runs_tags", "tags", postgresql_using="gin"),
+        # One model's checkpoints on one dataset, by step (migration 0016).
+        Index("ix_runs_checkpoints", "project_id", "model", "dataset_id", "step",
+              postgresql_where=text("step IS NOT NULL")),
         # Runs with work left: the queue picks among these (migration 0008).
         Index("ix_runs_active", "created_at", postgresql_where=text(_in("status", ACTIVE_RUN_STATES))),
         Index(
@@ -170,6 +173,10 @@ class Run(Base):
     archived: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     # ISO 4217 code of every sample's `cost` (migration 0006).
     currency: Mapped[str | None] = mapped_column(String(3))
+    # The training checkpoint the samples came from (migration 0016): its name and its step, which orders a
+    # model's runs on a dataset over training.
+    checkpoint: Mapped[str | None] = mapped_column(String(300))
+    step: Mapped[int | None] = mapped_column(BigInteger)
     # Delivery (migration 0007): RunPriority, the submitting key (fairness, ceilings), the webhook and
     # its state (CallbackState), and the last event number given to one of the run's samples.
     priority: Mapped[str] = mapped_column(String(16), server_default=text("'batch'"))

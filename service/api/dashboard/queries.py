@@ -30,6 +30,8 @@ class RunHeader:
     toolchain: str | None
     dataset_project_id: uuid.UUID
     dataset_hides_tests: bool
+    checkpoint: str | None = None
+    step: int | None = None
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class ProblemView:
 async def run_header(session: AsyncSession, principal: Principal, run_id: uuid.UUID) -> RunHeader | None:
     statement = (
         select(Run.id, Run.model, Run.dataset_id, Dataset.name, Dataset.problem_count, Dataset.language,
-               Toolchain.version, Dataset.project_id, Dataset.hidden_tests)
+               Toolchain.version, Dataset.project_id, Dataset.hidden_tests, Run.checkpoint, Run.step)
         .join(Dataset, Dataset.id == Run.dataset_id)
         .outerjoin(Toolchain, Toolchain.language == Dataset.language)
         .where(Run.id == run_id, owned(principal, Run.project_id))

@@ -72,6 +72,8 @@ def _summary_fields(settings: Settings, run: Run | Row[Any], dataset: DatasetHea
         compile_memory_mb=limits.compile_memory_mb,
         cache=run.use_cache,
         currency=run.currency,
+        checkpoint=run.checkpoint,
+        step=run.step,
         created_at=run.created_at,
         started_at=run.started_at,
         finished_at=run.finished_at,
@@ -170,6 +172,8 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
             "compile_memory_mb": body.compile_memory_mb,
             "use_cache": body.cache,
             "currency": body.currency,
+            "checkpoint": body.checkpoint,
+            "step": body.step,
             "sample_count": len(body.samples),
             "problem_count": len({sample.problem_id for sample in body.samples}),
         }

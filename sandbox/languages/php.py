@@ -14,6 +14,9 @@ Values cross as data (php/wire.php, the rule in sandbox/runtime/values.py): noth
 exit or shutdown hook, `exit(0)`, a class with `__toString`) ever runs in the judge. In one process, `exit(0)`
 in the function ends the tests with status 0, which MultiPL-E passes; here only the judge's report does.
 
+A completion that leaves PHP mode (`?>`) leaves the serving statement as text: the candidate then ends with status
+0 while the tests wait, failed and flagged `ended_early` (MultiPL-E's stop tokens cut completions at `?>`).
+
 PHP's own memory limit is off (Debian's php.ini for the command line: `memory_limit = -1`), as under MultiPL-E's
 harness: the job's limit holds the process, as in every language. Errors go to stderr (`log_errors`), not stdout.
 The runtime files are installed in the image under /opt/passk/php.

@@ -1,0 +1,59 @@
+"""The worker's images: the sandbox image (Python) and one per other language, built on demand the first time a
+dataset needs it; each language's toolchain version is written to the `toolchains` table (GET /v1/languages)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from sqlalchemy import func
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session, sessionmaker
+
+from sandbox import languages
+from sandbox.engine import connect
+from sandbox.images import ensure_language_image, toolchain_version
+from service.core.database import transaction
+from service.core.models import Toolchain
+from service.core.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class LanguageImages:
+    def __init__(self, settings: Settings, sessions: sessionmaker[Session]) -> None:
+        self.settings = settings
+        self.sessions = sessions
+        # The sandbox image's id (set when the worker starts): part of every Python program's cache key.
+        self.sandbox_image_id = ""
+        # language -> (image tag, image id, toolchain version), built or found on first use.
+        self._images: dict[str, tuple[str, str, str]] = {}
+        self._lock = threading.Lock()
+
+    def key(self, language: str) -> tuple[str, str]:
+        """(image id, toolchain version) of a language: part of the program and of its cache key."""
+        if not languages.get(language).native:  # the sandbox image itself
+            return self.sandbox_image_id, ""
+        _, image_id, version = self._image(language)
+        return image_id, version
+
+    def tag(self, language: str) -> str:
+        return self._image(language)[0]
+
+    def _image(self, language: str) -> tuple[str, str, str]:
+        with self._lock:
+            if language not in self._images:
+                client = connect()
+                tag = ensure_language_image(client, language, self.settings.sandbox_base_image, self.settings.deb_cache)
+                version = toolchain_version(client, tag, language)
+                self._images[language] = (tag, client.images.get(tag).id, version)
+                with transaction(self.sessions) as session:
+                    statement = insert(Toolchain).values(language=language, image=tag, version=version)
+                    session.execute(
+                        statement.on_conflict_do_update(
+                            index_elements=[Toolchain.language],
+                            set_={"image": tag, "version": version, "updated_at": func.now()},
+                        )
+                    )
+                log.warning("language %s: image %s, %s", language, tag, version)
+            return self._images[language]

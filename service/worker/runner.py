@@ -105,6 +105,10 @@ class Worker:
         client = connect()
         # Part of every cache key: a rebuilt sandbox never inherits verdicts from the old one.
         self.image_id = client.images.get(self.image).id
+        # Python runs in the worker's own image, never built on demand: its toolchain is known from the start.
+        from sandbox.images import toolchain_version
+
+        self._record_toolchain("python", self.image, toolchain_version(client, self.image, "python"))
         try:
             removed = sweep(client, max_age_s=MAX_CONTAINER_AGE_S)
             if removed:
@@ -163,16 +167,20 @@ class Worker:
                 )
                 version = toolchain_version(client, tag, language)
                 self._images[language] = (tag, client.images.get(tag).id, version)
-                with transaction(self.sessions) as session:
-                    statement = insert(Toolchain).values(language=language, image=tag, version=version)
-                    session.execute(
-                        statement.on_conflict_do_update(
-                            index_elements=[Toolchain.language],
-                            set_={"image": tag, "version": version, "updated_at": func.now()},
-                        )
-                    )
-                log.warning("language %s: image %s, %s", language, tag, version)
+                self._record_toolchain(language, tag, version)
             return self._images[language]
+
+    def _record_toolchain(self, language: str, tag: str, version: str) -> None:
+        """What GET /v1/languages and `passk languages` show: the version the language's image reports."""
+        with transaction(self.sessions) as session:
+            statement = insert(Toolchain).values(language=language, image=tag, version=version)
+            session.execute(
+                statement.on_conflict_do_update(
+                    index_elements=[Toolchain.language],
+                    set_={"image": tag, "version": version, "updated_at": func.now()},
+                )
+            )
+        log.warning("language %s: image %s, %s", language, tag, version)
 
     # -- threads
 

@@ -123,7 +123,8 @@ def _check_completions(body: RunCreate, settings: Settings) -> None:
         if len(sample.completion) * 4 > limit and (size := len(sample.completion.encode("utf-8"))) > limit:
             raise InvalidInput(
                 ["body", "samples", position, "completion"],
-                f"completion of sample {position} is {size} bytes; the limit is {limit}",
+                f"the completion of samples[{position}] (sample {position + 1} of {len(body.samples)}, counting from 1) "
+                f"is {size} bytes; the limit is {limit}",
             )
 
 
@@ -185,6 +186,8 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
             "compile_memory_mb": body.compile_memory_mb,
             "use_cache": body.cache,
             "currency": body.currency,
+            "display_name": body.display_name,
+            "tags": list(dict.fromkeys(body.tags)),  # order kept, duplicates dropped (as PATCH does)
             "sample_count": len(body.samples),
             "problem_count": len({sample.problem_id for sample in body.samples}),
         }

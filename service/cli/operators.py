@@ -74,7 +74,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     from service.core.migrate import upgrade_to_head
 
     settings = get_settings()
-    base_url = f"http://{settings.api_host}:{settings.api_port}"
+    base_url = f"http://{args.host or settings.api_host}:{args.port or settings.api_port}"
     if _healthy(base_url):
         print(f"passk is already running at {base_url}")
         return 0

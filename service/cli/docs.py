@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -20,6 +21,7 @@ def build_site(output: Path, strict: bool = True) -> float:
     """Build the site into `output` (replacing what was there); returns the seconds it took."""
     if not CONFIG.is_file():
         raise DocsUnavailable(f"no {CONFIG.name} at {REPO}: the guide builds from passk's sources")
+    os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")  # Material's banner about its successor, on every build
     try:
         from mkdocs.commands.build import build
         from mkdocs.config import load_config

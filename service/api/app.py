@@ -23,6 +23,7 @@ from service.api.auth.dependencies import AUTH_RESPONSES, authenticate, authoriz
 from service.api.auth.endpoints import router as session_router
 from service.api.auth.endpoints import sessions_router
 from service.api.body_limit import BodySizeLimit
+from service.api.checkpoints.endpoints import router as checkpoints_router
 from service.api.compare.endpoints import router as compare_router
 from service.api.dashboard import install as install_dashboard
 from service.core.database import make_async_engine, make_async_sessionmaker
@@ -142,6 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(compare_router, **protected)
     app.include_router(release_router, **protected)
     app.include_router(sweeps_router, **protected)
+    app.include_router(checkpoints_router, **protected)  # GET /v1/checkpoints
     app.include_router(multilang_router, **protected)  # GET /v1/languages/compare
     app.include_router(runcode_router, **protected)  # POST /run_code (SandboxFusion-compatible): submit scope
     app.include_router(session_router, responses={413: AUTH_RESPONSES[413]})

@@ -273,6 +273,8 @@ class PasskClient:
         compile_memory_mb: int | None = None,
         name: str | None = None,
         tags: Sequence[str] = (),
+        checkpoint: str | None = None,
+        step: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "dataset_id": dataset_id, "model": model, "sampling": sampling, "samples": list(samples), "cache": cache,
@@ -281,6 +283,10 @@ class PasskClient:
             body["display_name"] = name
         if tags:
             body["tags"] = list(tags)
+        if checkpoint is not None:
+            body["checkpoint"] = checkpoint
+        if step is not None:
+            body["step"] = step
         if time_limit_s is not None:
             body["time_limit_s"] = time_limit_s
         if memory_mb is not None:
@@ -441,6 +447,11 @@ class PasskClient:
     def compare(self, base: str, candidate: str, ks: Sequence[int] = (1,), **params: Any) -> dict[str, Any]:
         """Paired comparison, candidate minus base (GET /v1/compare)."""
         return self._json("GET", "/v1/compare", params={"base": base, "candidate": candidate, "k": _ks(ks), **params})
+
+    def checkpoints(self, dataset_id: str, model: str | None = None, k: int = 1, **params: Any) -> dict[str, Any]:
+        """One model's checkpoints on a dataset, each against the one before it (GET /v1/checkpoints)."""
+        query = {"dataset": dataset_id, "k": k, **params} | ({"model": model} if model is not None else {})
+        return self._json("GET", "/v1/checkpoints", params=query)
 
     def compare_languages(self, run_ids: Sequence[str], ks: Sequence[int] = (1,), **params: Any) -> dict[str, Any]:
         """One model's runs in several languages: per language, micro and macro (GET /v1/languages/compare)."""

@@ -5,10 +5,11 @@ metrics, compare, export.
     passk datasets import humaneval-x FILE | multipl-e FILE [--language LANG] [...]
     passk datasets list
     passk datasets edit DATASET [--shared | --private] [--hidden-tests | --visible-tests]
-    passk submit SAMPLES.jsonl --dataset D --model M --temperature T [--wait] [-k 1,10,100]
+    passk submit SAMPLES.jsonl --dataset D --model M --temperature T [--checkpoint NAME --step N] [--wait] [-k 1,10,100]
     passk status RUN [--wait] [-k 1,10]
     passk metrics RUN [-k 1,10,100] [--json]
     passk compare BASE CANDIDATE [-k 1,10] [--json]
+    passk checkpoints --dataset D [--model M] [-k K] [--json]
     passk languages [compare RUN RUN ... [-k 1,10] [--json]]
     passk export RUN [-o FILE]
     passk runs list [--model M] [--dataset D] [--status S] [--tag T] [--search TEXT] [--archived] [--json]
@@ -231,6 +232,12 @@ def _interval(interval: dict[str, Any] | None, *, labelled: bool = True) -> str:
     return f"{interval['estimate']:.2%}{bounds}{label}"
 
 
+def _difference(diff: dict[str, Any]) -> str:
+    """`+12.50 pts [+4.00, +21.00]`: a paired difference of pass@k in percentage points, with its interval."""
+    bounds = f" [{diff['ci_low'] * 100:+.2f}, {diff['ci_high'] * 100:+.2f}]" if diff["ci_low"] is not None else ""
+    return f"{diff['estimate'] * 100:+.2f} pts{bounds}"
+
+
 def _short_reason(reason: str) -> str:
     """"a single problem: an interval needs two" -> "a single problem" (the full text is in the notes)."""
     for mark in (":", ";", ","):
@@ -285,6 +292,7 @@ def render_run(run: dict[str, Any]) -> str:
         + (f" ({verdicts})" if verdicts else ""),
         *reward_hack_lines(progress.get("reward_hacks")),
         f"  limits    {run['time_limit_s']:g} s, {run['memory_mb']} MB",
+        *([f"  checkpoint {run.get('checkpoint') or '-'} (step {run['step']})"] if run.get("step") is not None else []),
         *([f"  name      {run['display_name']}"] if run.get("display_name") else []),
         *([f"  tags      {', '.join(run['tags'])}"] if run.get("tags") else []),
         *([f"  note      {run['note']}"] if run.get("note") else []),
@@ -349,14 +357,12 @@ def render_comparison(report: dict[str, Any]) -> str:
     ]
     rows = [["k", "base", "candidate", "difference (candidate - base)", "p"]]
     for metric in report["metrics"]:
-        diff = metric["difference"]
         rows.append(
             [
                 str(metric["k"]),
                 _interval(metric.get("base")),
                 _interval(metric.get("candidate")),
-                f"{diff['estimate'] * 100:+.2f} pts"
-                + (f" [{diff['ci_low'] * 100:+.2f}, {diff['ci_high'] * 100:+.2f}]" if diff["ci_low"] is not None else ""),
+                _difference(metric["difference"]),
                 f"{metric['p_value']:.3g}",
             ]
         )
@@ -369,6 +375,48 @@ def render_comparison(report: dict[str, Any]) -> str:
     if mcnemar:
         lines.append(f"McNemar (one sample per problem): exact p = {mcnemar['exact_p']:.3g}")
     lines += [f"warning: {w}" for w in report.get("warnings") or []]
+    return "\n".join(lines)
+
+
+def render_checkpoints(series: dict[str, Any]) -> str:
+    """One row per checkpoint by step: its pass@k, and the paired change from the checkpoint before it (in
+    percentage points); the intervals' label and what they rest on under the table, so it reads at 100 columns."""
+    k, level = series["k"], 1 - series["confidence"]
+    lines = [
+        f"model {series['model']} on {series['dataset_name']} ({series['dataset_id']}): pass@{k} by training step",
+        "each checkpoint against the one before it, paired over the problems both finished",
+        "",
+    ]
+    rows = [["step", "checkpoint", "run", f"pass@{k}", "vs previous, pts", "p", "change"]]
+    notes: list[str] = []
+    shared: list[int] = []
+    for point in series["points"]:
+        change = point.get("vs_previous")
+        interval = point["pass_at_k"]
+        rows.append([
+            str(point["step"]), point.get("checkpoint") or "-", point["run_id"][:8],
+            # what it rests on goes under the table (notes), to keep the row short
+            _interval({**interval, "warning": None}, labelled=False),
+            _difference(change["difference"]).replace(" pts", "") if change else "-",
+            f"{change['p_value']:.2g}" if change else "-",
+            change["direction"].upper() if change and change["significant"] else "-",
+        ])
+        if change:
+            shared.append(change["problems"])
+        if point.get("partial"):
+            notes.append(f"step {point['step']}: partial, over the {point['problems']} problems finished so far")
+        if interval.get("warning") and interval.get("effective_problems") is not None:
+            notes.append(f"step {point['step']}: pass@{k} rests on ~{interval['effective_problems']:.1f} problems")
+    lines.append(_table(rows))
+    labels = sorted({p["pass_at_k"].get("label") for p in series["points"] if p["pass_at_k"].get("label")})
+    pairs = f"{shared[0]} problems" if len(set(shared)) == 1 else f"{min(shared)} to {max(shared)} problems" if shared else "-"
+    lines += ["", f"intervals: {', '.join(labels) or 'none'}; each change paired over {pairs} shared with the step before",
+              f"BETTER / WORSE: significant at {level:.0%} at that step (two-sided sign-flip test, as `passk compare`): "
+              f"{series['significant_changes']} of {max(len(series['points']) - 1, 0)} steps"]
+    lines += notes
+    lines += [f"not yet plotted: step {p['step']} ({p.get('checkpoint') or 'no name'}, {p['status']}, run {p['run_id'][:8]})"
+              for p in series.get("pending") or []]
+    lines += [f"warning: {w}" for w in series.get("warnings") or []]
     return "\n".join(lines)
 
 
@@ -409,6 +457,7 @@ _NAMED_FORMATS = ("humaneval-x", "multipl-e")
 
 def _dataset_language(problems: list[dict[str, Any]], given: str | None) -> str | None:
     """--language, else what HumanEval-X task ids ("CPP/0") or MultiPL-E rows ("language": "cpp") say."""
+    # Imported on use: the language modules and the format registry are needed only when a file is read.
     from sandbox import languages
     from service.formats.humaneval_x import language_of_row
 
@@ -610,6 +659,8 @@ def _check_ks(ks: Sequence[int] | None, samples: list[dict[str, str]]) -> None:
 
 @_friendly
 def cmd_submit(args: argparse.Namespace) -> int:
+    if args.checkpoint is not None and args.step is None:
+        raise PasskError(f"--checkpoint {args.checkpoint} needs --step (its training step, an integer). Nothing was submitted.")
     path = Path(args.samples)
     samples, lines = load_samples(path)
     sampling = _sampling(args)
@@ -623,6 +674,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
                 time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, cache=not args.no_cache,
                 compile_time_limit_s=args.compile_time_limit_s, compile_memory_mb=args.compile_memory_mb,
                 name=args.name, tags=[tag for tag in args.tag or [] if tag],
+                checkpoint=args.checkpoint, step=args.step,
             )
         except ErrorResponse as exc:
             line = _sample_line(exc, lines)
@@ -702,6 +754,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
             client.resolve_run(args.base), client.resolve_run(args.candidate), args.k or [1], **params
         )
     print(json.dumps(report, indent=2) if args.json else render_comparison(report))
+    return 0
+
+
+@_friendly
+def cmd_checkpoints(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"confidence": args.confidence}
+    with _client(args) as client:
+        dataset = client.find_dataset(args.dataset)
+        series = client.checkpoints(dataset["id"], args.model, args.k, **params)
+    print(json.dumps(series, indent=2) if args.json else render_checkpoints(series))
     return 0
 
 
@@ -990,6 +1052,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     submit.add_argument("--sampling", help="more sampling metadata as a JSON object, stored verbatim")
     _add_limit_arguments(submit, "overrides the dataset's", "overrides the dataset's or the language's")
     submit.add_argument("--no-cache", action="store_true", help="run every program even if an identical one ran")
+    submit.add_argument("--checkpoint", help="the training checkpoint the samples came from (a name; needs --step)")
+    submit.add_argument("--step", type=int, help="the checkpoint's training step (see `passk checkpoints`)")
     submit.add_argument("--wait", action="store_true", help="show progress until the run ends, then the metrics")
     submit.add_argument("-k", type=_parse_ks, help=ks_help)
     submit.set_defaults(func=cmd_submit)
@@ -1015,6 +1079,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--intersection", action="store_true", help="allow runs on different datasets")
     compare.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
     compare.set_defaults(func=cmd_compare)
+
+    checkpoints = sub.add_parser(
+        "checkpoints", parents=[server], help="a model's checkpoints by step, each against the one before it",
+        description="Runs submitted with --checkpoint and --step, in step order: each one's pass@k with its interval, "
+        "and the paired change from the checkpoint before it; BETTER / WORSE where the change is significant.",
+    )
+    checkpoints.add_argument("--dataset", required=True, help="dataset name (in your project), PROJECT/NAME or id")
+    checkpoints.add_argument("--model", help="the model (default: the one model with checkpoints on the dataset)")
+    checkpoints.add_argument("-k", "--k", type=int, default=1, help="the k of pass@k (default 1)")
+    checkpoints.add_argument("--confidence", type=float, default=0.95,
+                             help="interval coverage; 1 - confidence is the test's level (default 0.95)")
+    checkpoints.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
+    checkpoints.set_defaults(func=cmd_checkpoints)
 
     gate = sub.add_parser(
         "gate", parents=[server], help="a release rule's verdict on B vs A; exit 0 pass, 1 fail, 2 not enough data",

@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from service.formats import registry
 from service.formats.sources import RowError
 
 _MAX_SHOWN_ERRORS = 3
@@ -90,8 +91,6 @@ def _kind(value: Any) -> str:
 # ---------------------------------------------------------------- problems
 
 def _sources() -> tuple[tuple[Callable[[dict[str, Any]], bool], Callable[[dict[str, Any]], dict[str, Any]]], ...]:
-    from service.formats import registry
-
     return registry.row_sources()  # each format's published row shapes
 
 
@@ -120,11 +119,7 @@ def describe_validation_error(error: ValidationError) -> str:
 
 
 def validate_problem(problem: dict[str, Any]) -> None:
-    from service.api.datasets.schemas import (
-        parse_problem,  # the server's models; pydantic only, no database
-    )
-
-    parse_problem(problem)
+    registry.parse_problem(problem)
 
 
 def load_problems(path: Path) -> list[dict[str, Any]]:

@@ -23,10 +23,13 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from tenacity import RetryCallState, RetryError, Retrying, retry_if_exception_type, wait_incrementing
 
+from sandbox import languages
 from sandbox.cgroups import docker_parent, ensure_parent
 from sandbox.container import MAX_CONTAINER_AGE_S, owner_id, sweep
 from sandbox.engine import connect
 from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
+from sandbox.runtime.builds import STATS as BUILD_STATS
+from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.verdicts import Verdict
 from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.core.models import Run, Toolchain, WorkerHeartbeat
@@ -51,6 +54,8 @@ CANCEL_CHECK_EVERY_S = 0.5
 # A frame never holds more programs than this (a claimed batch is at most Settings.batch_size, 500).
 MAX_FRAME_JOBS = 512
 ENGINE_RETRY_MAX_S = 5.0
+# The maintenance loop's ping of the engine gives up after this long (a hung engine counts as down).
+ENGINE_PROBE_TIMEOUT_S = 5.0
 # A heartbeat keeps the worker listed as live for this many maintenance ticks.
 HEARTBEAT_TICKS = 3
 # The outcome given to the samples of a cancelled run that were claimed but not run.
@@ -84,9 +89,11 @@ class Worker:
         self._in_flight: set[int] = set()
         # Per claiming thread: (run id, frame size) its last batch ended with; the next batch of that run starts there.
         self._frame_sizes = threading.local()
-        # Cleared while the Docker engine does not answer: no thread claims work then.
+        # Cleared while the Docker engine does not answer: no thread claims work then, and the heartbeat
+        # says so (GET /v1/status, passk_engine_up). A failed sandbox or the maintenance loop's ping clears it.
         self._engine_ok = threading.Event()
         self._engine_ok.set()
+        self._probe: docker.DockerClient | None = None
         # Docker's cgroup_parent for the sandboxes (made, with its weight, in run()); None: the engine's default.
         self.cgroup_parent = docker_parent(settings.sandbox_cgroup_parent) if settings.sandbox_cgroup_parent else None
 
@@ -103,6 +110,7 @@ class Worker:
     def run(self) -> None:
         """Block until stop() or a signal; every thread drains its batch before returning."""
         client = connect()
+        self._probe = connect(timeout=ENGINE_PROBE_TIMEOUT_S)
         # Part of every cache key: a rebuilt sandbox never inherits verdicts from the old one.
         self.image_id = client.images.get(self.image).id
         # Python runs in the worker's own image, never built on demand: its toolchain is known from the start.
@@ -148,7 +156,7 @@ class Worker:
 
     def _image_key(self, language: str) -> tuple[str, str]:
         """(image id, toolchain version) of a language: part of the program and of its cache key."""
-        if language == "python":
+        if not languages.get(language).native:  # the sandbox image itself
             return self.image_id, ""
         _, image_id, version = self._language_image(language)
         return image_id, version
@@ -157,8 +165,6 @@ class Worker:
         return self._language_image(language)[0]
 
     def _language_image(self, language: str) -> tuple[str, str, str]:
-        from sandbox.images import ensure_language_image, toolchain_version
-
         with self._image_lock:
             if language not in self._images:
                 client = connect()
@@ -216,10 +222,8 @@ class Worker:
         finally:
             stats = sandbox.settings.stats
             if stats.get("compiles"):
-                log.warning("%s: compiles=%d compile_hits=%d pch_builds=%d pch_hits=%d pch_prebuilt=%d pch_rejected=%d",
-                            threading.current_thread().name, stats["compiles"], stats["compile_hits"],
-                            stats.get("pch_builds", 0), stats.get("pch_hits", 0), stats.get("pch_prebuilt", 0),
-                            stats.get("pch_rejected", 0))
+                log.warning("%s: %s", threading.current_thread().name,
+                            " ".join(f"{name}={stats.get(name, 0)}" for name in BUILD_STATS))
             _discard(sandbox)
 
     def _execute_one(self, sandbox: Sandbox) -> bool:
@@ -384,10 +388,20 @@ class Worker:
         except Exception:
             return False
 
+    def _probe_engine(self) -> None:
+        """Stop claiming as soon as the engine stops answering, before a sandbox has to fail on it."""
+        if self._probe is None or not self._engine_ok.is_set():
+            return  # a claiming thread is already waiting for it
+        try:
+            self._probe.ping()
+        except Exception as exc:
+            log.error("the Docker engine does not answer (%s): claiming nothing until it does", exc)
+            self._engine_ok.clear()
+
     def _wait_for_engine(self, sandbox: Sandbox) -> None:
         """Block until the engine answers a ping (or the worker stops), then sweep what it left behind."""
         delay = 0.5
-        log.error("a sandbox failed: claiming nothing until the Docker engine answers")
+        log.error("claiming nothing until the Docker engine answers")
         while not self._engine_answers(sandbox):
             if self.stopping.wait(delay):
                 return
@@ -410,7 +424,7 @@ class Worker:
             row = insert(heartbeats).values(
                 owner=self.owner, hostname=socket.gethostname()[:200], pid=os.getpid(), threads=self.concurrency,
                 started_at=now, seen_at=now, expires_at=now + timedelta(seconds=tick_s * HEARTBEAT_TICKS + 1.0),
-                processed=processed, sandbox_errors=errors,
+                processed=processed, sandbox_errors=errors, engine_up=self._engine_ok.is_set(),
             )
             session.execute(
                 row.on_conflict_do_update(
@@ -418,6 +432,7 @@ class Worker:
                     set_={
                         "seen_at": now, "expires_at": row.excluded.expires_at,
                         "processed": row.excluded.processed, "sandbox_errors": row.excluded.sandbox_errors,
+                        "engine_up": row.excluded.engine_up,
                     },
                 )
             )
@@ -441,6 +456,7 @@ class Worker:
             log.error("heartbeat failed: %s", exc)
         while not self.stopping.wait(tick):
             try:
+                self._probe_engine()
                 with self._lock:
                     in_flight = set(self._in_flight)
                 with transaction(self.sessions) as session:

@@ -271,12 +271,18 @@ class PasskClient:
         cache: bool = True,
         compile_time_limit_s: float | None = None,
         compile_memory_mb: int | None = None,
+        name: str | None = None,
+        tags: Sequence[str] = (),
         checkpoint: str | None = None,
         step: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "dataset_id": dataset_id, "model": model, "sampling": sampling, "samples": list(samples), "cache": cache,
         }
+        if name:
+            body["display_name"] = name
+        if tags:
+            body["tags"] = list(tags)
         if checkpoint is not None:
             body["checkpoint"] = checkpoint
         if step is not None:
@@ -342,7 +348,9 @@ class PasskClient:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         try:
             shown = 0.0
-            for event in self.events(run_id, deadline=deadline):
+            # Keepalives arrive every few seconds while nothing finishes (a queued run): progress is
+            # shown then too, so a log is never silent for minutes.
+            for event in self.events(run_id, deadline=deadline, keepalives=True):
                 if event["event"] == "end":
                     run = self.get_run(run_id)
                     if on_progress is not None:
@@ -363,9 +371,11 @@ class PasskClient:
                 raise PasskError(f"run {run_id} did not finish within {timeout_s:g} s (it continues on the server)")
             time.sleep(poll_s)
 
-    def events(self, run_id: str, *, after: int = 0, deadline: float | None = None) -> Iterator[dict[str, Any]]:
+    def events(self, run_id: str, *, after: int = 0, deadline: float | None = None,
+               keepalives: bool = False) -> Iterator[dict[str, Any]]:
         """The run's live events ({"id", "event", "data"}): each finished sample, then `end`. Reconnects
-        with Last-Event-ID when the connection drops, so nothing is lost or repeated."""
+        with Last-Event-ID when the connection drops, so nothing is lost or repeated. With `keepalives`,
+        the server's keepalive comments (sent while the run is quiet) come as {"event": "keepalive"}."""
         import json
 
         last = after
@@ -390,6 +400,8 @@ class PasskClient:
                     fields: dict[str, str] = {}
                     for line in response.iter_lines():
                         if line:
+                            if line.startswith(":") and keepalives:
+                                yield {"id": None, "event": "keepalive", "data": None}
                             if not line.startswith(":"):
                                 name, _, value = line.partition(":")
                                 fields[name] = value[1:] if value.startswith(" ") else value

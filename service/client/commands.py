@@ -33,6 +33,7 @@ import json
 import logging
 import re
 import sys
+import textwrap
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
@@ -545,15 +546,42 @@ def cmd_datasets_edit(args: argparse.Namespace) -> int:
     return 0
 
 
+LANGUAGES_WIDTH = 100
+
+
 @_friendly
 def cmd_languages(args: argparse.Namespace) -> int:
     with _client(args) as client:
         entries = client.languages()
-    rows = [["language", "toolchain", "compile", "run", "formats"]]
-    rows += [[e["name"], e["toolchain"] or "(not built yet)", " ".join(e["compile"] or ["-"]), " ".join(e["run"]),
-              ", ".join(e["formats"])] for e in entries]
-    print(_table(rows))
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return 0
+    print(render_languages(entries, commands=args.commands))
     return 0
+
+
+def render_languages(entries: list[dict[str, Any]], *, commands: bool = False) -> str:
+    """One row per language, readable at 100 columns; with `commands`, each language's compile and run argv."""
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="", show_edge=False)
+    for name, wraps in (("language", False), ("toolchain", True), ("compile limits", False), ("formats", True)):
+        table.add_column(name, no_wrap=not wraps, overflow="fold")
+    for e in entries:
+        limits = f"{e['compile_time_limit_s']:g} s, {e['compile_memory_mb']} MiB" if e.get("compile_time_limit_s") else "-"
+        table.add_row(e["name"], e["toolchain"] or "not used by a worker yet", limits, ", ".join(e["formats"]))
+    console = Console(file=io.StringIO(), width=LANGUAGES_WIDTH, color_system=None, force_terminal=False, highlight=False)
+    console.print(table)
+    lines = [line.rstrip() for line in console.file.getvalue().splitlines()]  # type: ignore[attr-defined]
+    if commands:
+        for e in entries:
+            lines += ["", f"{e['name']}:"]
+            if e.get("compile"):
+                lines += textwrap.wrap(" ".join(e["compile"]), LANGUAGES_WIDTH, initial_indent="  compile  ",
+                                       subsequent_indent=" " * 11, break_on_hyphens=False, break_long_words=False)
+            lines += textwrap.wrap(" ".join(e["run"]), LANGUAGES_WIDTH, initial_indent="  run      ",
+                                   subsequent_indent=" " * 11, break_on_hyphens=False, break_long_words=False)
+    else:
+        lines += ["", "(toolchains as the workers' images report them; --commands for each compile and run command)"]
+    return "\n".join(lines)
 
 
 @_friendly
@@ -640,12 +668,19 @@ def cmd_submit(args: argparse.Namespace) -> int:
         dataset = client.get_dataset(client.find_dataset(args.dataset)["id"])
         _check_problem_ids(path, lines, samples, dataset)
         _check_ks(args.k, samples)
-        run = client.create_run(
-            dataset["id"], args.model, sampling, samples,
-            time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, cache=not args.no_cache,
-            compile_time_limit_s=args.compile_time_limit_s, compile_memory_mb=args.compile_memory_mb,
-            checkpoint=args.checkpoint, step=args.step,
-        )
+        try:
+            run = client.create_run(
+                dataset["id"], args.model, sampling, samples,
+                time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, cache=not args.no_cache,
+                compile_time_limit_s=args.compile_time_limit_s, compile_memory_mb=args.compile_memory_mb,
+                name=args.name, tags=[tag for tag in args.tag or [] if tag],
+                checkpoint=args.checkpoint, step=args.step,
+            )
+        except ErrorResponse as exc:
+            line = _sample_line(exc, lines)
+            if line is None:
+                raise
+            raise PasskError(f"{path}:{line}: {exc}") from None
         per_problem = Counter(sample["problem_id"] for sample in samples)
         _note(
             f"run {run['id']}: {len(samples)} samples for {len(per_problem)} of {len(dataset['problems'])} problems "
@@ -656,6 +691,17 @@ def cmd_submit(args: argparse.Namespace) -> int:
             _note(f"follow it with `passk status {run['id']} --wait`; then `passk metrics {run['id']}`")
             return 0
         return _finish(client, run["id"], args.k)
+
+
+def _sample_line(exc: ErrorResponse, lines: list[int]) -> int | None:
+    """The file line (counted from 1, as editors count) of the sample a 422 is about: the API names it by
+    its position in the request's `samples` (counted from 0, as JSON arrays are)."""
+    if exc.status_code != 422 or not isinstance(exc.detail, list) or not exc.detail:
+        return None
+    loc = exc.detail[0].get("loc", []) if isinstance(exc.detail[0], dict) else []
+    if len(loc) >= 3 and loc[:2] == ["body", "samples"] and isinstance(loc[2], int) and 0 <= loc[2] < len(lines):
+        return lines[loc[2]]
+    return None
 
 
 def _finish(client: PasskClient, run_id: str, ks: Sequence[int] | None) -> int:
@@ -804,6 +850,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pass_at_1(client: PasskClient, run: dict[str, Any]) -> tuple[str, str | None]:
+    """pass@1 with its interval, as `passk metrics` and the dashboard's runs list show it ("-" before any
+    result), and the interval's label."""
+    try:
+        metrics = client.metrics(run["id"], (1,))
+    except ErrorResponse:
+        return "-", None
+    if not metrics["metrics"]:
+        return "-", None
+    estimate = metrics["metrics"][0]["pass_at_k"]
+    return _interval(estimate, labelled=False) + (" partial" if metrics.get("partial") else ""), estimate.get("label")
+
+
 def _run_name(run: dict[str, Any]) -> str:
     return run.get("display_name") or run["model"]
 
@@ -816,20 +875,21 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
             model=args.model, dataset_id=dataset_id, status=args.status, tag=args.tag, q=args.search,
             archived="include" if args.archived else None, limit=args.limit,
         )
-    runs = page["items"]
-    if args.json:
-        print(json.dumps(page, indent=2))
-        return 0
-    if not runs:
-        print("no runs match" if any((args.model, args.dataset, args.status, args.tag, args.search)) else "no runs yet")
-        return 0
-    rows = [["id", "name", "temp", "dataset", "problems", "status", "flagged", "tags", "created"]]
-    for run in runs:
+        runs = page["items"]
+        if args.json:
+            print(json.dumps(page, indent=2))
+            return 0
+        if not runs:
+            print("no runs match" if any((args.model, args.dataset, args.status, args.tag, args.search)) else "no runs yet")
+            return 0
+        scored = [_pass_at_1(client, run) for run in runs]
+    rows = [["id", "name", "pass@1", "temp", "dataset", "problems", "status", "flagged", "tags", "created"]]
+    for run, (score, _label) in zip(runs, scored):
         temperature = run["sampling"].get("temperature")
         coverage = run.get("coverage") or {}
         flagged = run.get("flagged_samples")
         rows.append([
-            run["id"][:8], _run_name(run) + (" (archived)" if run.get("archived") else ""),
+            run["id"][:8], _run_name(run) + (" (archived)" if run.get("archived") else ""), score,
             "-" if temperature is None else f"{temperature:g}", run.get("dataset_name", ""),
             coverage.get("text", "").replace("all ", "").replace(" problems", "")
             + (" SUBSET" if coverage.get("subset") else ""),
@@ -837,6 +897,9 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
             run["created_at"][:16].replace("T", " "),
         ])
     print(_table(rows))
+    labels = sorted({label for _score, label in scored if label})
+    if labels:
+        _note(f"pass@1 intervals: {', '.join(labels)} (over problems; `passk metrics RUN` for more)")
     if page["total"] > len(runs):
         _note(f"({len(runs)} of {page['total']} runs shown; --limit for more)")
     return 0
@@ -947,6 +1010,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help="other projects see which case failed and how, never its input, output or test text")
     imports.set_defaults(func=cmd_datasets_import)
     languages = sub.add_parser("languages", parents=[server], help="languages, their toolchain versions and commands")
+    languages.add_argument("--commands", action="store_true", help="each language's compile and run commands too")
+    languages.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
     languages.set_defaults(func=cmd_languages)
     languages_compare = languages.add_subparsers(dest="languages_command", metavar="compare").add_parser(
         "compare", parents=[server], help="one model's runs in several languages: per language, micro and macro"
@@ -978,6 +1043,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     submit.add_argument("samples", metavar="SAMPLES.jsonl")
     submit.add_argument("--dataset", required=True, help="dataset name (in your project), PROJECT/NAME (a shared one) or id")
     submit.add_argument("--model", required=True)
+    submit.add_argument("--name", help="a display name for the run (lists show it instead of the model)")
+    submit.add_argument("--tag", action="append", help="a tag for the run (repeat for several)")
     submit.add_argument("--temperature", required=True, type=float)
     submit.add_argument("--top-p", type=float)
     submit.add_argument("--max-tokens", type=int)

@@ -93,7 +93,7 @@ class Worker:
         client = connect()
         self.docker_engine.start()
         # Part of every cache key: a rebuilt sandbox never inherits verdicts from the old one.
-        self.images.sandbox_image_id = client.images.get(self.image).id
+        self.images.start(client, self.image)
         try:
             removed = sweep(client, max_age_s=MAX_CONTAINER_AGE_S)
             if removed:

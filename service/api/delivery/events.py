@@ -38,7 +38,9 @@ log = logging.getLogger(__name__)
 PAGE = 256
 # Without a notification (the LISTEN connection is down, or a cancelled run), look again this often.
 POLL_S = 2.0
-KEEPALIVE_S = 15.0
+# A quiet stream (a queued run) gets a comment this often: proxies keep it open, and `passk submit --wait`
+# prints a progress line on each, so a CI log is never silent for minutes.
+KEEPALIVE_S = 4.0
 RECONNECT_S = 2.0
 
 

@@ -83,6 +83,9 @@ _RUN_CREATE_EXAMPLE = {
 }
 
 
+RunTag = Annotated[StorableStr, Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")]
+
+
 class RunCreate(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [_RUN_CREATE_EXAMPLE]})
 
@@ -99,6 +102,10 @@ class RunCreate(BaseModel):
     )
     cache: bool = Field(True, description="Reuse verdicts of identical programs under identical limits.")
     currency: Currency | None = Field(None, description="Currency of every sample's `cost`; required with costs.")
+    display_name: Annotated[StorableStr, Field(max_length=300)] | None = Field(
+        None, description="A name for people, shown instead of the model in lists (`PATCH` changes it later)."
+    )
+    tags: Annotated[list[RunTag], Field(max_length=50)] = Field(default_factory=list, description="The run's tags.")
     samples: list[SampleIn] = Field(min_length=1, description="Every sample of the run, in one request.")
     priority: RunPriority = Field(
         RunPriority.BATCH,
@@ -131,7 +138,8 @@ class RunCreate(BaseModel):
             for position, sample in enumerate(self.samples):
                 if sample.cost is not None:
                     raise ValueError(
-                        f"sample {position} has a cost but the run has no currency: send `currency` "
+                        f"samples[{position}] (sample {position + 1}, counting from 1) has a cost but the run has "
+                        "no currency: send `currency` "
                         "(an ISO 4217 code such as USD) with the run"
                     )
         return self
@@ -311,7 +319,6 @@ class RunRead(RunSummary):
     webhook: Webhook | None = Field(None, description="With a callback_url: its state and every delivery attempt.")
 
 
-RunTag = Annotated[StorableStr, Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")]
 
 
 class RunUpdate(BaseModel):

@@ -110,7 +110,8 @@ def _check_completions(body: RunCreate, settings: Settings) -> None:
         if len(sample.completion) * 4 > limit and (size := len(sample.completion.encode("utf-8"))) > limit:
             raise InvalidInput(
                 ["body", "samples", position, "completion"],
-                f"completion of sample {position} is {size} bytes; the limit is {limit}",
+                f"the completion of samples[{position}] (sample {position + 1} of {len(body.samples)}, counting from 1) "
+                f"is {size} bytes; the limit is {limit}",
             )
 
 
@@ -172,6 +173,8 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
             "compile_memory_mb": body.compile_memory_mb,
             "use_cache": body.cache,
             "currency": body.currency,
+            "display_name": body.display_name,
+            "tags": list(dict.fromkeys(body.tags)),  # order kept, duplicates dropped (as PATCH does)
             "checkpoint": body.checkpoint,
             "step": body.step,
             "sample_count": len(body.samples),

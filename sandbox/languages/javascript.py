@@ -231,6 +231,7 @@ LANGUAGE = Language(
     **own_heap(run_memory_flags),
     stderr_verdicts=STDERR_VERDICTS,
     aliases=("js", "node", "nodejs"),
+    run_code_names=("nodejs",),
     reference_commands=("node main.js",),
     # The original harness fails a program that writes to stderr (its failed console.asserts only print).
     extra={"reference_stderr_fails": True, "bench": (

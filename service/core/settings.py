@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     # Host cache of the .deb files (and npm tarballs) language images are built from (None: ~/.cache/passk/debs).
     deb_cache: Path | None = None
     output_excerpt_bytes: int = Field(DEFAULT_EXCERPT_BYTES, ge=0)
+    # POST /run_code: stdout and stderr kept whole up to this many bytes each (beyond: cut, and flagged in the
+    # answer), and the files of `fetch_files` up to this many bytes together.
+    run_code_output_bytes: int = Field(8 * MB, ge=1024)
+    run_code_fetch_bytes: int = Field(8 * MB, ge=0)
 
     # Worker behaviour.
     worker_concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)

@@ -80,7 +80,7 @@ def execute_batch(
 
     jobs = [
         Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes, s.judged, language=s.language,
-            native=from_dict(Native, json.loads(s.program)) if s.language != "python" else None)
+            native=from_dict(Native, json.loads(s.program)) if s.native else None)
         for s in to_run
     ]
     reruns: dict[int, Rerun] = {}

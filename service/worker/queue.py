@@ -54,8 +54,10 @@ class ClaimedSample:
     cache_key: str | None = None
     # Whether the program runs under one of passk's judges (see sandbox.executor.Job).
     judged: bool = False
-    # The dataset's language; for any but Python, `program` is the JSON of the native job (sandbox/languages).
+    # The dataset's language; `native`: `program` is the JSON of a native job (sandbox/languages): every language
+    # but Python, and Python's /run_code programs.
     language: str = "python"
+    native: bool = False
     # Whose run it is (the API key that created it; None for runs made without one): re-runs take turns by key.
     api_key_id: uuid.UUID | None = None
 
@@ -267,6 +269,7 @@ def claim_batch(
                 attempts=row.attempts,
                 judged=program.judged,
                 language=program.language,
+                native=program.native is not None,
                 api_key_id=row.api_key_id,
                 cache_key=(
                     cache_key(program.text, limit_s, memory_bytes, image_key, program.judged) if context.use_cache else None

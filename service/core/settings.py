@@ -72,6 +72,11 @@ class Settings(BaseSettings):
 
     # Worker behaviour.
     worker_concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    # Sandboxes beyond worker_concurrency that run interactive runs only (POST /run_code, `?wait=` runs), one
+    # program at a time each: programs that sleep or wait hold these, not the threads other programs could use, so
+    # that up to this many more programs than cores run at once while they are not using CPU. Each may take its
+    # program's memory limit (up to PASSK_MAX_MEMORY_MB): size it to the host's memory.
+    interactive_sandboxes: int = Field(default_factory=lambda: 2 * (os.cpu_count() or 1), ge=0)
     batch_size: int = Field(16, ge=1, le=500)
     lease_seconds: float = Field(60.0, gt=1)
     # Workers are woken by LISTEN/NOTIFY; this poll is only the fallback (a lost connection, a reclaim).

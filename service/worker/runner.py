@@ -48,6 +48,9 @@ RECLAIM_EVERY_S = 5.0
 # A batch goes to the sandbox in frames of about this long, so that a cancelled run stops between frames.
 FRAME_TARGET_S = 0.5
 CANCEL_CHECK_EVERY_S = 0.5
+# Samples of interactive runs are claimed one at a time: a thread runs its claim's programs one after the other, and
+# one that sleeps must not keep the others of its claim (other callers' /run_code requests) waiting.
+INTERACTIVE_CLAIM = 1
 # A frame never holds more programs than this (a claimed batch is at most Settings.batch_size, 500).
 MAX_FRAME_JOBS = 512
 ENGINE_RETRY_MAX_S = 5.0
@@ -64,7 +67,7 @@ class Worker:
         self.image = image
         self.concurrency = concurrency or settings.worker_concurrency
         self.owner = owner_id()
-        self.engine = make_sync_engine(database_url, pool_size=self.concurrency + 2)
+        self.engine = make_sync_engine(database_url, pool_size=self.concurrency + settings.interactive_sandboxes + 2)
         self.sessions: sessionmaker[Session] = make_sync_sessionmaker(self.engine)
         self.stopping = threading.Event()
         self.processed = 0
@@ -117,6 +120,8 @@ class Worker:
             ensure_parent(self.settings.sandbox_cgroup_parent, self.settings.sandbox_cgroup_cpu_shares)
         log.warning("worker %s: %d threads, image %s", self.owner, self.concurrency, self.image)
         threads = [threading.Thread(target=self._execute_loop, name=f"exec-{i}", daemon=True) for i in range(self.concurrency)]
+        threads += [threading.Thread(target=self._execute_loop, args=(True,), name=f"interactive-{i}", daemon=True)
+                    for i in range(self.settings.interactive_sandboxes)]
         threads.append(threading.Thread(target=self._rerun_loop, name="rerun", daemon=True))
         threads.append(threading.Thread(target=self._maintenance_loop, name="maintenance", daemon=True))
         threads.append(threading.Thread(
@@ -187,14 +192,14 @@ class Worker:
             ),
         )
 
-    def _execute_loop(self) -> None:
+    def _execute_loop(self, interactive_only: bool = False) -> None:
         cfg = self.settings
         sandbox = self._new_sandbox()
         try:
             while not self.stopping.is_set():
                 try:
                     mark = self.wakeup.mark()
-                    if not self._execute_one(sandbox) and not self.stopping.is_set():
+                    if not self._execute_one(sandbox, interactive_only) and not self.stopping.is_set():
                         self.wakeup.wait(mark, cfg.poll_interval_s)
                 except (OperationalError, DBAPIError) as exc:
                     # The database went away: our leases will expire or be renewed once it is back.
@@ -214,7 +219,7 @@ class Worker:
                             stats.get("pch_rejected", 0))
             _discard(sandbox)
 
-    def _execute_one(self, sandbox: Sandbox) -> bool:
+    def _execute_one(self, sandbox: Sandbox, interactive_only: bool = False) -> bool:
         cfg = self.settings
         if not self._engine_ok.is_set():
             self._wait_for_engine(sandbox)
@@ -227,7 +232,8 @@ class Worker:
         with transaction(self.sessions) as session:
             claimed = queue.claim_batch(
                 session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
-                cfg.default_memory_mb, self._image_key, first,
+                cfg.default_memory_mb, self._image_key, first, interactive_limit=INTERACTIVE_CLAIM,
+                only_priority="interactive" if interactive_only else None,
             )
             hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         if not claimed:

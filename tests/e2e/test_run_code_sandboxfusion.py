@@ -63,26 +63,26 @@ def run(client: httpx.Client, **request: Any) -> dict:
 
 def test_python_print(client: httpx.Client) -> None:
     result = run(client, language="python", code="print(123)", run_timeout=5)
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["stdout"].strip() == "123"
 
 
 def test_python_timeout(client: httpx.Client) -> None:
     result = run(client, language="python", code="import time; time.sleep(0.2)", run_timeout=0.1)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == TLE
 
 
 def test_python_assertion_error(client: httpx.Client) -> None:
     result = run(client, language="python", code="assert 1 == 2", run_timeout=5)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == FINISHED
     assert "AssertionError" in result["run_result"]["stderr"]
 
 
 def test_python_syntax_error(client: httpx.Client) -> None:
     result = run(client, language="python", code="int a = 1", run_timeout=5)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == FINISHED
     assert "SyntaxError: invalid syntax" in result["run_result"]["stderr"]
 
@@ -90,14 +90,14 @@ def test_python_syntax_error(client: httpx.Client) -> None:
 def test_python_file_read(client: httpx.Client) -> None:
     result = run(client, language="python", code='print(open("dir1/dir2/dir3/secret_flag").read())', run_timeout=5,
                  files={"dir1/dir2/dir3/secret_flag": "ImhlbGxvLCB0aGlzIGlzIGEgdGVzdCI="})
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert "hello, this is a test" in result["run_result"]["stdout"]
 
 
 def test_python_stdin(client: httpx.Client) -> None:
     result = run(client, language="python", code="print(int(input()))", run_timeout=5, stdin="65535")
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"] == "65535\n"
 
@@ -105,7 +105,7 @@ def test_python_stdin(client: httpx.Client) -> None:
 def test_python_fetch_files(client: httpx.Client) -> None:
     result = run(client, language="python", code='open("a.txt", "w").write("secret")', run_timeout=5,
                  fetch_files=["a.txt"])
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert base64.b64decode(result["files"]["a.txt"].encode()).decode() == "secret"
 
@@ -208,27 +208,27 @@ int main() {
 
 def test_cpp_print(client: httpx.Client) -> None:
     result = run(client, language="cpp", code=CPP_PRINT, run_timeout=5)
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["compile_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"].strip() == "123"
 
 
 def test_cpp_timeout(client: httpx.Client) -> None:
     result = run(client, language="cpp", code=CPP_SLEEP, run_timeout=0.5, compile_timeout=5)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == TLE
 
 
 def test_cpp_assertion_error(client: httpx.Client) -> None:
     result = run(client, language="cpp", code=CPP_ASSERT)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == FINISHED
     assert "Assertion" in result["run_result"]["stderr"]
 
 
 def test_cpp_compile_error(client: httpx.Client) -> None:
     result = run(client, language="cpp", code=CPP_COMPILE_ERROR)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["compile_result"]["status"] == FINISHED
     assert result["compile_result"]["return_code"] != 0
     assert result["run_result"] is None
@@ -236,7 +236,7 @@ def test_cpp_compile_error(client: httpx.Client) -> None:
 
 def test_cpp_stdin(client: httpx.Client) -> None:
     result = run(client, language="cpp", code=CPP_STDIN, run_timeout=5, stdin="65535")
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"] == "65535\n"
 
@@ -244,7 +244,7 @@ def test_cpp_stdin(client: httpx.Client) -> None:
 def test_cpp_pthread(client: httpx.Client) -> None:
     # SandboxFusion's program, with the includes its harness prepends (<bits/stdc++.h>) written out.
     result = run(client, language="cpp", code=CPP_PTHREAD, run_timeout=2)
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
 
 
@@ -263,14 +263,14 @@ def _java(body: str, imports: str = "") -> str:
 
 def test_java_print(client: httpx.Client) -> None:
     result = run(client, language="java", code=_java("System.out.println(123);"))
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["compile_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"].strip() == "123"
 
 
 def test_java_compile_error(client: httpx.Client) -> None:
     result = run(client, language="java", code=_java("System.uto.println(123);"))
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["compile_result"]["status"] == FINISHED
     assert result["compile_result"]["return_code"] != 0
     assert result["run_result"] is None
@@ -279,20 +279,20 @@ def test_java_compile_error(client: httpx.Client) -> None:
 def test_java_timeout(client: httpx.Client) -> None:
     code = _java('try { Thread.sleep(200); } catch (InterruptedException e) { System.err.println("interrupted"); }')
     result = run(client, language="java", code=code, run_timeout=0.1)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == TLE
 
 
 def test_java_assertion_error(client: httpx.Client) -> None:
     result = run(client, language="java", code=_java('throw new AssertionError("Intentional assertion error");'))
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == FINISHED
     assert "java.lang.AssertionError" in result["run_result"]["stderr"]
 
 
 def test_java_assert(client: httpx.Client) -> None:
     result = run(client, language="java", code=_java("assert 1 == 2;"))
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == FINISHED
 
 
@@ -315,7 +315,7 @@ def test_java_external_jar(client: httpx.Client) -> None:
     }
     """
     result = run(client, language="java", code=code)
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert "Fruit: banana, Quantity: 2, Price: 0.99" in result["run_result"]["stdout"]
 
@@ -324,7 +324,7 @@ def test_java_stdin(client: httpx.Client) -> None:
     code = _java("Scanner scanner = new Scanner(System.in);\nint number = scanner.nextInt();\n"
                  "System.out.println(number);", imports="import java.util.Scanner;")
     result = run(client, language="java", code=code, run_timeout=5, stdin="65535")
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"] == "65535\n"
 
@@ -334,7 +334,7 @@ def test_java_stdin(client: httpx.Client) -> None:
 
 def test_nodejs_print(client: httpx.Client) -> None:
     result = run(client, language="nodejs", code="console.log(123)", run_timeout=5)
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["stdout"].strip() == "123"
 
 
@@ -348,21 +348,21 @@ def test_nodejs_timeout(client: httpx.Client) -> None:
     main();
     """
     result = run(client, language="nodejs", code=code, run_timeout=0.1)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == TLE
 
 
 def test_nodejs_assertion_error(client: httpx.Client) -> None:
     code = "\n    const assert = require('assert');\n    assert.strictEqual(1, 2, '1 !== 2');\n    "
     result = run(client, language="nodejs", code=code)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == FINISHED
     assert "AssertionError" in result["run_result"]["stderr"]
 
 
 def test_nodejs_humanevalx_assertion_error(client: httpx.Client) -> None:
     result = run(client, language="nodejs", code="console.assert(1 === 2);")
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert "Assertion failed" in result["run_result"]["stderr"]
 
@@ -376,7 +376,7 @@ def test_nodejs_stdin(client: httpx.Client) -> None:
     });
     """
     result = run(client, language="nodejs", code=code, run_timeout=5, stdin="65535")
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"] == "65535\n"
 
@@ -387,7 +387,7 @@ def test_nodejs_stdin(client: httpx.Client) -> None:
 def test_golang_print(client: httpx.Client) -> None:
     code = '\n    package main\n    import (\n        "fmt"\n    )\n    func main() {\n        fmt.Println("123")\n    }\n    '
     result = run(client, language="go", code=code)
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["compile_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"].strip() == "123"
 
@@ -396,7 +396,7 @@ def test_golang_timeout(client: httpx.Client) -> None:
     code = ('\n    package main\n    import (\n        "time"\n    )\n    func main() {\n'
             "        time.Sleep(200 * time.Millisecond)\n    }\n    ")
     result = run(client, language="go", code=code, run_timeout=0.19, compile_timeout=1)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == TLE
 
 
@@ -404,7 +404,7 @@ def test_golang_stdin(client: httpx.Client) -> None:
     code = ('\n    package main\n    import "fmt"\n    func main() {\n        var num int\n        fmt.Scan(&num)\n'
             "        fmt.Println(num)\n    }\n    ")
     result = run(client, language="go", code=code, run_timeout=5, stdin="65535")
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"] == "65535\n"
 
@@ -414,7 +414,7 @@ def test_golang_stdin(client: httpx.Client) -> None:
 
 def test_rust_print(client: httpx.Client) -> None:
     result = run(client, language="rust", code='\n    fn main() {\n        println!("123");\n    }\n    ', run_timeout=5)
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["compile_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"].strip() == "123"
 
@@ -428,13 +428,13 @@ def test_rust_timeout(client: httpx.Client) -> None:
     }
     """
     result = run(client, language="rust", code=code, run_timeout=0.1, compile_timeout=1)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == TLE
 
 
 def test_rust_assertion_error(client: httpx.Client) -> None:
     result = run(client, language="rust", code="\n    fn main() {\n        assert_eq!(1, 2);\n    }\n    ")
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["run_result"]["status"] == FINISHED
     assert "assertion" in result["run_result"]["stderr"]
 
@@ -442,7 +442,7 @@ def test_rust_assertion_error(client: httpx.Client) -> None:
 def test_rust_compile_error(client: httpx.Client) -> None:
     code = '\n    fn main() {\n        let x: u32 = "Hello, world!";\n        println!("{}", x);\n    }\n    '
     result = run(client, language="rust", code=code)
-    assert result["status"] == FAILED
+    assert result["status"] == FAILED, result
     assert result["compile_result"]["status"] == FINISHED
     assert result["compile_result"]["return_code"] != 0
     assert result["run_result"] is None
@@ -459,7 +459,7 @@ def test_rust_stdin(client: httpx.Client) -> None:
     }
     """
     result = run(client, language="rust", code=code, stdin="65535")
-    assert result["status"] == SUCCESS
+    assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert result["run_result"]["stdout"] == "65535\n"
 
@@ -653,3 +653,15 @@ def test_verl_reward_through_basic_credentials_in_the_url(stack: LocalStack, lan
         rewards = list(pool.map(lambda job: verl_process_single_case(job[1], job[2], url, job[3], 5, language), jobs))
     got = {case: reward for (case, *_), reward in zip(jobs, rewards, strict=True)}
     assert got == {case: _expected(language, case) for case in CASES}
+
+
+def test_sleeping_programs_do_not_hold_back_a_trivial_one(client: httpx.Client) -> None:
+    """More programs than the worker's threads sleep at once (4 threads and the interactive sandboxes); a trivial
+    program sent after them is answered while every one of them still sleeps."""
+    with ThreadPoolExecutor(6) as pool:
+        sleepers = [pool.submit(run, client, language="python", code=f"import time\ntime.sleep(40)  # {i}",
+                                run_timeout=40) for i in range(6)]
+        trivial = run(client, language="python", code="print('awake')")
+        assert trivial["run_result"]["stdout"] == "awake\n"
+        assert not any(sleeper.done() for sleeper in sleepers)
+        assert all(sleeper.result()["run_result"]["status"] == TLE for sleeper in sleepers)

@@ -2,10 +2,10 @@
 Docker sandboxes):
 
 - SandboxFusion's own run_code tests (bytedance/SandboxFusion, sandbox/tests/runners/test_{python,cpp,java,nodejs,
-  go,rust}.py), each request and assertion as there, sent over HTTP. Left out: node's lodash test (passk's
-  JavaScript image ships no lodash); Python's fetch_files test reads back a relative path
-  only (SandboxFusion's also writes /mnt/b, outside the program's directory, which passk's sandbox does not let a
-  program write).
+  go,rust}.py), each assertion as there and each program as there (Java's written more compactly), sent over
+  HTTP. Python's fetch_files test reads back a
+  relative path only (SandboxFusion's also writes /mnt/b, outside the program's directory, which passk's sandbox
+  does not let a program write).
 - verl's sandbox_fusion reward (volcengine/verl, verl/utils/reward_score/sandbox_fusion/utils.py) on correct,
   wrong, looping, sleeping, syntax-error, runtime-error and stdin programs in every language, with nothing changed
   but its URL, which carries the API key as HTTP Basic credentials.
@@ -156,23 +156,27 @@ CPP_STDIN = """
     }
     """
 CPP_PTHREAD = """
+#include <memory>
+#include <queue>
+#include <mutex>
 #include <condition_variable>
 #include <iostream>
-#include <memory>
-#include <mutex>
-#include <optional>
-#include <queue>
 #include <thread>
+#include <vector>
+#include <optional>
 
 template<typename T>
 class ThreadSafeQueue {
 public:
+    ThreadSafeQueue() = default;
+
     template<class U>
-    void push(U&& val) {
+    auto push(U&& val) -> std::enable_if_t<std::is_same<T, typename std::decay<U>::type>::value> {
         std::unique_lock<std::mutex> lock(mutex_);
         queue_.push(std::forward<U>(val));
         cv_.notify_one();
     }
+
     std::optional<T> pop() {
         std::unique_lock<std::mutex> lock(mutex_);
         cv_.wait(lock, [this]() { return !queue_.empty(); });
@@ -180,30 +184,81 @@ public:
         queue_.pop();
         return value;
     }
+
+    bool empty() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return queue_.empty();
+    }
+
 private:
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::condition_variable cv_;
     std::queue<T> queue_;
 };
 
+
+
 void producer(ThreadSafeQueue<int>& queue, int id) {
-    for (int i = 0; i < 3; ++i) { std::cout << "Producer " << id << " pushing " << i << std::endl; queue.push(i); }
+    for (int i = 0; i < 3; ++i) {
+        std::cout << "Producer " << id << " pushing " << i << std::endl;
+        queue.push(i);
+    }
+}
+
+void producer_move(ThreadSafeQueue<std::unique_ptr<int>>& queue, int id) {
+    for (int i = 0; i < 3; ++i) {
+        std::cout << "Producer " << id << " pushing " << i << std::endl;
+        queue.push(std::move(std::make_unique<int>(i)));
+    }
 }
 
 void consumer(ThreadSafeQueue<int>& queue, int id) {
-    for (int i = 0; i < 3; ++i) { auto value = queue.pop(); std::cout << "Consumer " << id << " popped " << *value << std::endl; }
+    for (int i = 0; i < 3; ++i) {
+        auto value = queue.pop();
+        std::cout << "Consumer " << id << " popped " << *value << std::endl;
+    }
+}
+
+void consumer_move(ThreadSafeQueue<std::unique_ptr<int>>& queue, int id) {
+    for (int i = 0; i < 3; ++i) {
+        auto value = queue.pop();
+        std::cout << "Consumer " << id << " popped " << *(*value) << std::endl;
+    }
 }
 
 int main() {
-    ThreadSafeQueue<int> queue;
-    std::thread producer1(producer, std::ref(queue), 1);
-    std::thread producer2(producer, std::ref(queue), 2);
-    std::thread consumer1(consumer, std::ref(queue), 1);
-    std::thread consumer2(consumer, std::ref(queue), 2);
-    producer1.join(); producer2.join(); consumer1.join(); consumer2.join();
+    {
+        ThreadSafeQueue<int> queue;
+
+        std::thread producer1(producer, std::ref(queue), 1);
+        std::thread producer2(producer, std::ref(queue), 2);
+        std::thread consumer1(consumer, std::ref(queue), 1);
+        std::thread consumer2(consumer, std::ref(queue), 2);
+
+        producer1.join();
+        producer2.join();
+        consumer1.join();
+        consumer2.join();
+    }
+
+    {
+        ThreadSafeQueue<std::unique_ptr<int>> queue;
+
+        std::thread producer1(producer_move, std::ref(queue), 1);
+        std::thread producer2(producer_move, std::ref(queue), 2);
+        std::thread consumer1(consumer_move, std::ref(queue), 1);
+        std::thread consumer2(consumer_move, std::ref(queue), 2);
+
+        producer1.join();
+        producer2.join();
+        consumer1.join();
+        consumer2.join();
+    }
+
+
     return 0;
 }
-"""
+    """
 
 
 def test_cpp_print(client: httpx.Client) -> None:
@@ -242,7 +297,6 @@ def test_cpp_stdin(client: httpx.Client) -> None:
 
 
 def test_cpp_pthread(client: httpx.Client) -> None:
-    # SandboxFusion's program, with the includes its harness prepends (<bits/stdc++.h>) written out.
     result = run(client, language="cpp", code=CPP_PTHREAD, run_timeout=2)
     assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
@@ -365,6 +419,16 @@ def test_nodejs_humanevalx_assertion_error(client: httpx.Client) -> None:
     assert result["status"] == SUCCESS, result
     assert result["run_result"]["status"] == FINISHED
     assert "Assertion failed" in result["run_result"]["stderr"]
+
+
+def test_nodejs_lodash_dep(client: httpx.Client) -> None:
+    code = """
+    const _ = require("lodash");
+    const assert = require('assert');
+    assert(_.isEqual(1, 1))
+    """
+    result = run(client, language="nodejs", code=code, run_timeout=5)
+    assert result["status"] == SUCCESS, result
 
 
 def test_nodejs_stdin(client: httpx.Client) -> None:

@@ -57,7 +57,8 @@ async def run_code(
 ) -> RunCodeResponse:
     language = runcode_service.language_of(body)
     bounds = runcode_service.limits(settings, language, body)
-    budget = min(settings.max_wait_s, bounds.run_s + (bounds.compile_s or 0.0) + ANSWER_ALLOWANCE_S)
+    # What the client waits for (its compile_timeout even where nothing compiles), less a margin for the way back.
+    budget = min(settings.max_wait_s, bounds.run_s + body.compile_timeout + ANSWER_ALLOWANCE_S)
     deadline = time.monotonic() + budget
     while True:
         try:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -579,8 +580,6 @@ def verl_call_sandbox_api(url: str, code: str, stdin: str, compile_timeout: int,
             if response.status_code == 504:
                 last_error = "Gateway Timeout (504)"
                 if attempt < VERL_MAX_RETRIES - 1:
-                    import time
-
                     time.sleep(attempt + 1)
                 continue
             response.raise_for_status()

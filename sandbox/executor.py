@@ -195,7 +195,7 @@ class Sandbox:
     def _container_for(self, job: Job) -> SandboxContainer:
         cfg = self.settings
         image = cfg.image
-        if job.native is not None:
+        if job.native is not None and job.language != "python":  # Python's native jobs (/run_code) use its image
             if cfg.images is None:
                 raise RuntimeError(f"no image for language {job.language!r}: the sandbox has no image resolver")
             image = cfg.images(job.language)

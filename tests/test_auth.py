@@ -38,6 +38,15 @@ async def test_bad_and_revoked_keys_are_refused(anonymous_client: httpx.AsyncCli
     assert (await anonymous_client.get("/v1/datasets", headers={"X-API-Key": raw})).status_code == 401
 
 
+async def test_a_key_as_basic_credentials_is_accepted(anonymous_client: httpx.AsyncClient, api_key: str) -> None:
+    """`http://passk:<key>@host/...`: clients such as requests send the URL's credentials as HTTP Basic."""
+    assert (await anonymous_client.get("/v1/datasets", auth=("passk", api_key))).status_code == 200
+    assert (await anonymous_client.get("/v1/datasets", auth=("anyone", api_key))).status_code == 200
+    assert (await anonymous_client.get("/v1/datasets", auth=("passk", "pk_000000000000_nope"))).status_code == 401
+    malformed = await anonymous_client.get("/v1/datasets", headers={"Authorization": "Basic %%%"})
+    assert malformed.status_code == 401
+
+
 async def test_scopes_separate_reading_from_submitting(anonymous_client: httpx.AsyncClient, db_session: AsyncSession) -> None:
     _, reader = await db_session.run_sync(lambda s: create_key(s, "reader", ["read"]))
     _, submitter = await db_session.run_sync(lambda s: create_key(s, "submitter", ["submit"]))

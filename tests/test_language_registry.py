@@ -13,6 +13,7 @@ from service.api.datasets.schemas import DatasetCreate
 from service.api.datasets.service import format_columns
 from service.formats import registry
 from service.formats.loader import to_problem
+from service.formats.run import completion_for
 from service.formats.program import program_for
 from tests.languages.conftest import humaneval_x_rows, multipl_e_rows
 
@@ -72,3 +73,18 @@ def test_stdio_in_cpp_is_compiled_once_and_run_per_case() -> None:
     program = program_for(problem, "int main(){}\n")
     assert program.native.mode == "stdio" and program.native.case_time_limit_s == 2.0
     assert program.native.candidate.files == {"main.cpp": "int main(){}\n"} and program.native.judge is None
+
+
+def test_every_language_has_its_own_run_code_name() -> None:
+    names = [name for language in languages.all_languages().values() for name in language.run_code_names]
+    assert len(names) == len(set(names)) and all(language.run_code_names for language in languages.all_languages().values())
+
+
+def test_run_code_in_java_is_one_native_run_with_the_clients_limits() -> None:
+    problem = SimpleNamespace(format="run", language="java", effective_time_limit_s=0.5, effective_memory_mb=256,
+                              compile_time_limit_s=4.0)
+    program = program_for(problem, completion_for("public class Main { public static void main(String[] a) {} }",
+                                                  "7\n", {"in/x.txt": "eA=="}, ["out.txt"]))
+    spec = program.native
+    assert spec.mode == "run" and spec.judge is None and spec.stdin == "7\n" and spec.compile_time_limit_s == 4.0
+    assert spec.inputs == {"in/x.txt": "eA=="} and spec.fetch == ["out.txt"] and program.time_limit_s == 0.5

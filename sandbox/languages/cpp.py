@@ -296,5 +296,6 @@ LANGUAGE = Language(
         (r"terminate called", "error"),
     ),
     aliases=("c++", "cxx", "cc"),
+    run_code_names=("cpp",),
     reference_commands=("g++ -std=c++11 main.cpp -lcrypto -lssl", "./a.out"),
 )

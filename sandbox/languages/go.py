@@ -351,6 +351,7 @@ LANGUAGE = Language(
         (r"--- FAIL", "failed"),
     ),
     aliases=("golang", "go_test.go"),
+    run_code_names=("go",),
     # `go test main_test.go` as HumanEval-X's execution.py runs it, with testify from Debian's GOPATH (the
     # original's module vendors testify 1.8.0; Debian has 1.8.1) and a writable build cache of its own.
     # The reference's cache starts as a writable copy of the image's warm one (the original harness's cache

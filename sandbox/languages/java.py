@@ -298,6 +298,7 @@ LANGUAGE = Language(
         (r"Exception in thread|java\.lang\.\w+Error", "error"),
     ),
     aliases=("jav",),
+    run_code_names=("java",),
     reference_commands=("javac Main.java", "java -cp . Main"),
     extra={"bench": (
         # Java rejects unreachable code: `if (true)` keeps what follows reachable.

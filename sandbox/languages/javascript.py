@@ -211,7 +211,8 @@ JUDGE_MEMORY_BYTES = 64 * MB
 LANGUAGE = Language(
     name="javascript",
     title="JavaScript",
-    packages=("nodejs",),
+    # lodash: SandboxFusion's Node.js image has it, and its tests require it.
+    packages=("nodejs", "node-lodash"),
     # HumanEval-X's JavaScript/162 requires js-md5 (no dependencies): unpacked where node looks for global modules.
     npm_packages=(JS_MD5,),
     image_setup=(
@@ -219,6 +220,7 @@ LANGUAGE = Language(
         " && tar -xzf /tmp/passk-npm/js-md5-*.tgz -C /usr/share/nodejs/js-md5 --strip-components=1"
         " && chmod -R a+rX /usr/share/nodejs/js-md5",
         "node -e \"require('js-md5')('')\"",
+        "node -e \"require('lodash').isEqual(1, 1)\"",
         *RUNTIME_SETUP,
     ),
     context_files=RUNTIME_CONTEXT,
@@ -231,6 +233,7 @@ LANGUAGE = Language(
     **own_heap(run_memory_flags),
     stderr_verdicts=STDERR_VERDICTS,
     aliases=("js", "node", "nodejs"),
+    run_code_names=("nodejs",),
     reference_commands=("node main.js",),
     # The original harness fails a program that writes to stderr (its failed console.asserts only print).
     extra={"reference_stderr_fails": True, "bench": (

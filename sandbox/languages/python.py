@@ -10,6 +10,7 @@ LANGUAGE = Language(
     run=("python3", "main.py"),
     version=("python3", "--version"),
     aliases=("py", "python3"),
+    run_code_names=("python",),
     reference_commands=("python3 main.py",),
     native=False,
 )

@@ -101,6 +101,7 @@ LANGUAGE = Language(
     version=("ruby", "--version"),
     stderr_verdicts=STDERR_VERDICTS,
     aliases=("rb",),
+    run_code_names=("ruby",),
     # MultiPL-E's evaluation/src/eval_ruby.py: `ruby <file>` with a 5 s timeout; exit status 0 passes.
     reference_commands=("ruby main.rb",),
     reference_pass=ReferencePass(timeout_s=5.0),

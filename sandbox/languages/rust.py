@@ -388,6 +388,7 @@ LANGUAGE = Language(
         (r"panicked at", "error"),
     ),
     aliases=("rs",),
+    run_code_names=("rust",),
     # HumanEval-X's execution.py: `cargo check --bin X` then `cargo test --bin X` in one crate whose
     # dependencies are built; here each sample is that crate's main.rs, sharing one warm target directory.
     reference_commands=(

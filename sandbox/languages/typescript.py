@@ -79,5 +79,6 @@ LANGUAGE = Language(
     **own_heap(javascript.run_memory_flags),
     stderr_verdicts=javascript.STDERR_VERDICTS,
     aliases=("ts",),
+    run_code_names=("typescript",),
     reference_commands=("tsc --target esnext main.ts", "node main.js"),
 )

@@ -157,7 +157,7 @@ def _run_case(assignment: dict) -> None:
         status = exc.code
         if not (stdio and (status is None or (_type(status) in (_int, _bool) and status == 0))):
             shown = status if _type(status) in (_int, _bool, _str) else wire.class_name(_type(status))
-            try:  # what it printed before exiting is its output (POST /run_code shows it)
+            try:  # what it printed before exiting is its output (a failure shows it)
                 _flush()
             except BaseException:
                 pass

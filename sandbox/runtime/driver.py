@@ -95,8 +95,7 @@ def _say(message: str) -> None:
 def _run_case(spawner: Spawner, config: dict, index: int) -> None:
     cases = config["cases"]
     case = cases[index]
-    # `run` (POST /run_code) runs the program on the case's input like stdio, and reports what it did.
-    stdio = config["mode"] in ("stdio", "run")
+    stdio = config["mode"] == "stdio"
     limit = float(config["case_time_limit_s"])
     assignment = {"kind": "case", "mode": "stdio" if stdio else config["mode"], "source": config["source"],
                   "setup": config.get("setup") or ""}
@@ -139,9 +138,6 @@ def _run_case(spawner: Spawner, config: dict, index: int) -> None:
     got = _read_all(stdout_fd, output_cap + 1) if stdio else b""
     for fd in (stdin_fd, stdout_fd, report_fd):
         _os.close(fd)
-    if config["mode"] == "run":
-        _report_run(status, report, got, output_cap)
-        return
     try:
         _judge(config, case, label, status, report, got, output_cap)
     except (AssertionError, RuntimeError, MemoryError) as exc:
@@ -161,34 +157,6 @@ def _got_text(config: dict, report: "dict | None", got: bytes) -> object:
     if report and report.get("status") == "raised":
         return f"raised {report.get('error')}"
     return "(no result)"
-
-
-def _report_run(status: int, report: "dict | None", got: bytes, cap: int) -> None:
-    """`run` mode: the program's output becomes the judge's own stdout; how it ended, the verdict
-    (passed for exit status 0) with the return code in the failure record."""
-    view = memoryview(got[:cap])
-    while view:
-        view = view[_os.write(1, view):]
-    exit_code = _os.waitstatus_to_exitcode(status)
-    kind = report.get("status") if report else None
-    if exit_code < 0:
-        raise RuntimeError(f"the program was killed by {signal_name(-exit_code)}"
-                           + _failure.mark({"kind": "run", "return_code": exit_code}))
-    if kind == "raised":
-        error = _failure.clean(report.get("error"))  # type: ignore[union-attr]
-        cls = MemoryError if report.get("memory") else RuntimeError  # type: ignore[union-attr]
-        raise cls(error + _failure.mark({"kind": "run", "return_code": 1}))
-    if kind == "exit":
-        code = report.get("code")  # type: ignore[union-attr]
-        try:
-            number = int(code)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            number = 1
-        raise RuntimeError(f"the program exited with status {_failure.clean(code, 60)}"
-                           + _failure.mark({"kind": "run", "return_code": number}))
-    if exit_code != 0:
-        raise RuntimeError(f"the program exited with status {exit_code}"
-                           + _failure.mark({"kind": "run", "return_code": exit_code}))
 
 
 def _judge(config: dict, case: dict, label: str, status: int, report: "dict | None", got: bytes, cap: "int | None") -> None:

@@ -34,12 +34,21 @@ PCH_MAX_BYTES = 48 * MB
 # CPU a judge process may use beyond the job's time limit (its runtime's start-up and the tests' own work).
 DEFAULT_JUDGE_CPU_ALLOWANCE_S = 5.0
 
-MODES = ("tests", "stdio")
+MODES = ("tests", "stdio", "run")
+# `run` (POST /run_code): a compile may run this long past its CPU limit in wall-clock time (the machine's load),
+# and its program's time limit is its wall-clock limit too (the client's own; SandboxFusion's meaning).
+RUN_COMPILE_GRACE_S = 5.0
 
 
 def wall_limit_s(cpu_s: float, wall_factor: float) -> float:
     """The wall-clock backstop of a step with `cpu_s` of CPU."""
     return cpu_s * wall_factor + 1.0
+
+
+def compile_wall_s(spec: "Native", wall_factor: float) -> float:
+    """The wall-clock limit of a compile step: the usual backstop, or (`run`) the client's limit plus a grace."""
+    limit = float(spec.compile_time_limit_s)
+    return limit + RUN_COMPILE_GRACE_S if spec.mode == "run" else wall_limit_s(limit, wall_factor)
 
 
 @dataclass
@@ -80,6 +89,8 @@ class Native:
     is compiled once (as the judge's uid, cached) and its files copied into the candidate's directory before
     the candidate's compile.
     `stdio`: the candidate build runs once per case, its output compared by PID 1 (compare.py).
+    `run` (POST /run_code): the candidate build runs once on `stdin`, in a directory holding `inputs` first, and
+    reports how it ended (compile and run, SandboxFusion's shapes) with the files named in `fetch`; no judge.
     """
 
     language: str
@@ -107,6 +118,13 @@ class Native:
     policy: str = "whitespace"
     abs_tol: float = 1e-6
     rel_tol: float = 1e-6
+    # run only: standard input, files written first (relative path -> base64), files read back after the run
+    # (paths), and what of stdout and stderr (each) and of the fetched files (together) is kept.
+    stdin: str = ""
+    inputs: dict[str, str] = field(default_factory=dict)
+    fetch: list[str] = field(default_factory=list)
+    output_bytes: int = 0
+    fetch_bytes: int = 0
 
     @property
     def builds(self) -> list[Build]:
@@ -168,7 +186,9 @@ def budget_s(job: Job, wall_factor: float) -> float:
     if spec is None:
         return wall_limit_s(job.time_limit_s, wall_factor)
     compile_steps = sum((2 if build.pch is not None else 1) for build in spec.builds if build.compile)
-    total = compile_steps * wall_limit_s(spec.compile_time_limit_s, wall_factor)
+    total = compile_steps * compile_wall_s(spec, wall_factor)
+    if spec.mode == "run":
+        return total + job.time_limit_s + 1.0
     if spec.mode == "stdio":
         return total + len(spec.cases) * wall_limit_s(spec.case_time_limit_s, wall_factor)
     cpu = job.time_limit_s + (spec.judge_cpu_allowance_s if spec.judge is not None else 0.0)

@@ -35,15 +35,17 @@ passk's own set-up before any of the program's code ran is one.
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import select
 import signal
+import stat
 import time
 
 from . import builds, compare, failure, process, report, steps
 from .builds import compile_verdict, read_tree, write_tree
-from .job import Build, Frame, Job, Native, wall_limit_s
+from .job import Build, Frame, Job, Native, compile_wall_s, wall_limit_s
 from .steps import GONE, KEEP, Setup, Step, Watch, exec_step, reap_orphans, spawn, wait_for
 from .streams import HostGone, tree_cpu
 
@@ -103,7 +105,7 @@ class _Context:
         limit = float(spec.compile_time_limit_s)  # type: ignore[union-attr]
         setup = Setup(owner, cwd, _env(cwd, spec), limit,  # type: ignore[arg-type]
                        int(spec.compile_memory_bytes) if self.limit_as else None, self.scratch_bytes, {})  # type: ignore[union-attr]
-        return exec_step(argv, setup, wall_limit_s(limit, self.wall_factor), None, self.excerpt, 16384,
+        return exec_step(argv, setup, compile_wall_s(spec, self.wall_factor), None, self.excerpt, 16384,
                          self.host_stdin, self.cpus, idle_s=builds.COMPILE_IDLE_S)
 
 
@@ -126,10 +128,13 @@ def run_job(job: Job, frame: Frame, sequence: int, host_stdin: int, zygote_pid: 
             with process.as_uid(process.JUDGE_UID):
                 os.mkdir(ctx.judge_dir, 0o700)
             _write_files(spec.judge, ctx.judge_dir, process.JUDGE_UID)
-        verdict, outputs = _judge_build(ctx) if spec.judge is not None else (None, outputs)
+        if spec.mode == "run":
+            verdict, outputs = _run_code(ctx, result)
+        else:
+            verdict, outputs = _judge_build(ctx) if spec.judge is not None else (None, outputs)
         if verdict is None and spec.support is not None:
             verdict, outputs = _support_build(ctx)
-        if verdict is None:
+        if verdict is None and spec.mode != "run":
             verdict, outputs = _candidate_build(ctx, result)
         if verdict is None:
             ctx.program_ran = True
@@ -550,3 +555,107 @@ def _run_cases(ctx: _Context) -> tuple[dict, tuple]:
     err = last.stderr.text() if last else ""  # type: ignore[union-attr]
     return verdict, (out, err,
                      bool(last and last.stdout.total > ctx.excerpt), bool(last and last.stderr.truncated))  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------ run (POST /run_code)
+
+
+def _run_code(ctx: _Context, result: dict) -> tuple[dict, tuple]:
+    """Compile and run the program once, as SandboxFusion's /run_code does: its verdict says how it ended (exit
+    status 0: `passed`), and `failure` carries the answer's parts (kind `run_code`): the compile's and the run's
+    results and the fetched files. The time limit is the run's wall-clock limit and its CPU limit."""
+    spec = ctx.spec
+    build = spec.candidate  # type: ignore[union-attr]
+    _write_inputs(spec.inputs, ctx.candidate_dir)  # type: ignore[union-attr]
+    record: dict = {"kind": "run_code", "compile": None, "run": None, "files": {}, "files_skipped": []}
+    nothing = ("", "", False, False)
+    if build.compile:
+        step, verdict = _compile(ctx, build, ctx.candidate_dir, process.CANDIDATE_UID, result)
+        record["compile"] = _compile_record(step, verdict, float(spec.compile_time_limit_s))  # type: ignore[union-attr]
+        if verdict is not None:
+            if verdict["verdict"] == "timeout":  # the client's own limit: final, as SandboxFusion answers it
+                verdict = {**verdict, "timeout_kind": "client"}
+            return {**verdict, "failure": record}, nothing
+    ctx.program_ran = True
+    limit = ctx.time_limit
+    cap = int(spec.output_bytes) or ctx.excerpt  # type: ignore[union-attr]
+    setup = Setup(process.CANDIDATE_UID, ctx.candidate_dir, _env(ctx.candidate_dir, spec), limit,  # type: ignore[arg-type]
+                  ctx.memory if ctx.limit_as else None, ctx.scratch_bytes, {}, protected=[1, *KEEP])
+    step = exec_step(list(build.run), setup, limit, spec.stdin.encode("utf-8", "surrogatepass") or None,  # type: ignore[union-attr]
+                     cap, cap, ctx.host_stdin, ctx.cpus)
+    ctx.cpu += step.cpu
+    ctx.duration += step.duration
+    if step.reached_judge:
+        ctx.flag("reached_judge")
+    timed_out = step.wall_timeout or step.cpu_timeout(limit)
+    record["run"] = {"return_code": None if timed_out else step.exit_code, "execution_time": round(step.duration, 4),
+                     "timed_out": timed_out}
+    if timed_out:
+        how = "wall-clock" if step.wall_timeout else "CPU"
+        verdict = {"verdict": "timeout", "timeout_kind": "client", "exit_code": None, "signal": None,
+                   "detail": f"{how} time limit of {limit:g} s exceeded"}
+    else:
+        verdict = _ended_verdict(step, limit, spec, nonzero="error")  # type: ignore[arg-type]
+    with process.as_uid(process.CANDIDATE_UID):
+        record["files"], record["files_skipped"] = _fetch(ctx.candidate_dir, spec.fetch, int(spec.fetch_bytes))  # type: ignore[union-attr]
+    out, err = step.stdout, step.stderr
+    return {**verdict, "failure": record}, (out.text(), err.text(), out.truncated, err.truncated)  # type: ignore[union-attr]
+
+
+def _compile_record(step: Step | None, verdict: dict | None, limit_s: float) -> dict:
+    """A compile as SandboxFusion reports it (a cached build: finished at once, status 0)."""
+    if step is None:
+        return {"timed_out": False, "return_code": 0, "execution_time": 0.0, "stdout": "", "stderr": ""}
+    timed_out = verdict is not None and (step.wall_timeout or step.cpu_timeout(limit_s))
+    code = step.exit_code
+    if verdict is not None and not timed_out and code == 0:
+        code = 1  # stopped by a limit of its own (memory, blocked): failed, whatever its status said
+    return {"timed_out": timed_out, "return_code": None if timed_out else code,
+            "execution_time": round(step.duration, 4),
+            "stdout": step.stdout.text() if step.stdout else "", "stderr": step.stderr.text() if step.stderr else ""}
+
+
+def _write_inputs(inputs: dict[str, str], directory: str) -> None:
+    """The request's files (relative path -> base64) in the program's directory, as the program's own uid."""
+    with process.as_uid(process.CANDIDATE_UID):
+        for name, content in inputs.items():
+            parts = name.split("/")
+            if not name or name.startswith("/") or any(part in ("", ".", "..") for part in parts):
+                raise ValueError(f"bad file name {name!r}")
+            path = os.path.join(directory, *parts)
+            os.makedirs(os.path.dirname(path), 0o700, exist_ok=True)
+            with open(path, "wb") as handle:
+                handle.write(base64.b64decode(content))
+
+
+def _fetch(directory: str, paths: list[str], limit: int) -> tuple[dict[str, str], list[str]]:
+    """The files the program left (paths relative to its directory, or absolute), base64, read as the program's
+    uid (nothing it could not read itself), in order until `limit` bytes; the ones missing or over it are skipped."""
+    found: dict[str, str] = {}
+    skipped: list[str] = []
+    room = limit
+    for path in paths:
+        full = path if path.startswith("/") else os.path.join(directory, path)
+        try:
+            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            skipped.append(path)
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                skipped.append(path)
+                continue
+            data = b""
+            while len(data) <= room:
+                chunk = os.read(fd, min(1 << 20, room + 1 - len(data)))
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            os.close(fd)
+        if len(data) > room:
+            skipped.append(path)
+            continue
+        room -= len(data)
+        found[path] = base64.b64encode(data).decode("ascii")
+    return found, skipped

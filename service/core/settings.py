@@ -73,9 +73,18 @@ class Settings(BaseSettings):
     # it again after engine_restart_backoff_s, doubling up to a minute while it keeps failing.
     engine_root: Path | None = None
     engine_restart_backoff_s: float = Field(1.0, gt=0, le=60)
+    # POST /run_code: stdout and stderr kept whole up to this many bytes each (beyond: cut, and flagged in the
+    # answer), and the files of `fetch_files` up to this many bytes together.
+    run_code_output_bytes: int = Field(8 * MB, ge=1024)
+    run_code_fetch_bytes: int = Field(8 * MB, ge=0)
 
     # Worker behaviour.
     worker_concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    # Sandboxes beyond worker_concurrency that run interactive runs only (POST /run_code, `?wait=` runs), one
+    # program at a time each: programs that sleep or wait hold these, not the threads other programs could use, so
+    # that up to this many more programs than cores run at once while they are not using CPU. Each may take its
+    # program's memory limit (up to PASSK_MAX_MEMORY_MB): size it to the host's memory.
+    interactive_sandboxes: int = Field(default_factory=lambda: 2 * (os.cpu_count() or 1), ge=0)
     batch_size: int = Field(16, ge=1, le=500)
     lease_seconds: float = Field(60.0, gt=1)
     # Workers are woken by LISTEN/NOTIFY; this poll is only the fallback (a lost connection, a reclaim).

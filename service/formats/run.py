@@ -1,53 +1,38 @@
-"""`run`: the problem behind POST /run_code. The sample's completion is a JSON object {"code", "stdin",
-"files"}; the driver runs the code once on that input (driver.py, mode `run`), its output is the
-judge's output, and exit status 0 passes (anything else is an `error` with the return code)."""
+"""`run`: the problem behind POST /run_code, in every language. The sample's completion is a JSON object
+{"code", "stdin", "files", "fetch_files"}; the program is compiled (if its language compiles) and run once on that
+input (sandbox/runtime/native.py, mode `run`), and the sample records how it ended: exit status 0 passes, and its
+`failure` record (kind `run_code`) holds the compile's and the run's results and the fetched files."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from service.formats.harness import driver_program
+from sandbox import languages
+from sandbox.languages.jobs import run_spec
+from service.core.settings import get_settings
 from service.formats.limits import case_time_limit_s
-from service.formats.registry import Format
+from service.formats.native import as_program, compile_limits, memory_bytes
 from service.formats.program import Program
-
-# Output kept for a run (the sample stores its first PASSK_OUTPUT_EXCERPT_BYTES).
-RUN_OUTPUT_CAP = 1 << 20
+from service.formats.registry import Format, language_of
 
 
-def completion_for(code: str, stdin: str, files: dict[str, str]) -> str:
-    return json.dumps({"code": code, "stdin": stdin, "files": files}, sort_keys=True, ensure_ascii=False)
-
-
-def _source(code: str, files: dict[str, str]) -> str:
-    if not files:
-        return code
-    # SandboxFusion's `files`: base64 contents written to the working directory before the code runs.
-    return (
-        "import base64 as _b, os as _o\n"
-        f"for _p, _c in {sorted(files.items())!r}:\n"
-        "    _d = _o.path.dirname(_p)\n"
-        "    _d and _o.makedirs(_d, exist_ok=True)\n"
-        "    open(_p, 'wb').write(_b.b64decode(_c))\n"
-        "del _b, _o, _p, _c, _d\n" + code
-    )
+def completion_for(code: str, stdin: str, files: dict[str, str], fetch_files: list[str] | tuple[str, ...] = ()) -> str:
+    return json.dumps({"code": code, "stdin": stdin, "files": files, "fetch_files": list(fetch_files)},
+                      sort_keys=True, ensure_ascii=False)
 
 
 def program(problem: Any, completion: str) -> Program:
     request = json.loads(completion)
-    return driver_program(
-        {
-            "mode": "run",
-            "source": _source(request["code"], request.get("files") or {}),
-            "setup": "",
-            "cases": [{"input": request.get("stdin") or "", "output": ""}],
-            "policy": "exact",
-            "abs_tol": 0.0,
-            "rel_tol": 0.0,
-            "case_time_limit_s": case_time_limit_s(problem),
-        }
-    )
+    language = languages.get(language_of(problem))
+    settings = get_settings()
+    limit = case_time_limit_s(problem)
+    compile_s, _ = compile_limits(problem)
+    spec = run_spec(language, request["code"], request.get("stdin") or "", request.get("files") or {},
+                    request.get("fetch_files") or [], "", memory_bytes(problem),
+                    compile_s or language.compile_time_limit_s, settings.run_code_output_bytes,
+                    settings.run_code_fetch_bytes)
+    return as_program(spec, language.name, limit)
 
 
-FORMAT = Format(name="run", program=program, summary="the problem behind POST /run_code (not for datasets)")
+FORMAT = Format(name="run", program=program, languages=None, summary="the problem behind POST /run_code (not for datasets)")

@@ -32,14 +32,17 @@ def cache_key(program: str, time_limit_s: float, memory_bytes: int, image_id: st
 def wall_timeout(outcome: Outcome) -> bool:
     """The one rule for a load-dependent timeout: re-run before it is final, and never cached.
 
-    A CPU-time timeout measures the program itself; a wall-clock one may only measure the machine's load.
+    A CPU-time timeout measures the program itself; a wall-clock one may only measure the machine's load. A
+    `client` timeout is the wall-clock limit a /run_code client asked for (SandboxFusion's meaning): final at once,
+    since the client waits for the answer, and never cached either.
     """
-    return outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind != "cpu"
+    return outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind not in ("cpu", "client")
 
 
 def cacheable(outcome: Outcome) -> bool:
-    # Our failures and load-dependent wall-clock timeouts say nothing lasting about the program.
-    return outcome.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(outcome)
+    # Our failures and wall-clock timeouts (load-dependent, or the client's) say nothing lasting about the program.
+    return (outcome.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(outcome)
+            and outcome.timeout_kind != "client")
 
 
 def lookup_cache(session: Session, keys: Iterable[str]) -> dict[str, Outcome]:

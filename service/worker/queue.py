@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from types import SimpleNamespace
 
-from sqlalchemy import UUID, Interval, Row, Text, and_, any_, bindparam, case, cast, func, select, true, union_all, update
+from sqlalchemy import UUID, Interval, Row, Text, and_, any_, bindparam, or_, case, cast, func, select, true, union_all, update
 from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.orm import Session
 
@@ -55,8 +55,10 @@ class ClaimedSample:
     cache_key: str | None = None
     # Whether the program runs under one of passk's judges (see sandbox.executor.Job).
     judged: bool = False
-    # The dataset's language; for any but Python, `program` is the JSON of the native job (sandbox/languages).
+    # The dataset's language; `native`: `program` is the JSON of a native job (sandbox/languages): every language
+    # but Python, and Python's /run_code programs.
     language: str = "python"
+    native: bool = False
     # Whose run it is (the API key that created it; None for runs made without one): re-runs take turns by key.
     api_key_id: uuid.UUID | None = None
 
@@ -94,9 +96,10 @@ def _candidate_runs():
         else_=0,
     )
     has_queued = select(1).where(samples.c.run_id == runs.c.id, samples.c.state == fixed(SampleState.QUEUED)).exists()
+    only = bindparam("only", type_=Text)
     return (
-        select(runs.c.id)
-        .where(active, has_queued)
+        select(runs.c.id, runs.c.priority)
+        .where(active, has_queued, or_(only.is_(None), runs.c.priority == only))
         .order_by(runs.c.priority != bindparam("first"), leased, runs.c.created_at, runs.c.id)
         .limit(8)
     )
@@ -227,13 +230,18 @@ def claim_batch(
     default_memory_mb: int,
     image_id: str | Callable[[str], tuple[str, str]],
     first_priority: str = "interactive",
+    interactive_limit: int | None = None,
+    only_priority: str | None = None,
 ) -> list[ClaimedSample]:
     """`image_id`: the sandbox image's id, or (languages) a function language -> (its image's id, toolchain
-    version), which the program and its cache key include."""
+    version), which the program and its cache key include. `interactive_limit`: at most this many samples of
+    interactive runs in one claim (a thread runs its claim's programs one after the other, so a claim of one keeps
+    a program that sleeps from holding others back). `only_priority`: claim runs of that priority only."""
     rows: list = []
-    for candidate in session.execute(_CANDIDATE_RUNS, {"first": first_priority}).scalars():
+    for candidate, priority in session.execute(_CANDIDATE_RUNS, {"first": first_priority, "only": only_priority}).all():
+        most = interactive_limit if interactive_limit and priority == "interactive" else limit
         rows = session.execute(
-            _CLAIM, {"head_run": candidate, "owner": owner, "limit": limit, "lease": timedelta(seconds=lease_s)}
+            _CLAIM, {"head_run": candidate, "owner": owner, "limit": most, "lease": timedelta(seconds=lease_s)}
         ).all()
         if rows:
             break
@@ -275,6 +283,7 @@ def claim_batch(
                 attempts=row.attempts,
                 judged=program.judged,
                 language=program.language,
+                native=program.native is not None,
                 api_key_id=row.api_key_id,
                 cache_key=(
                     cache_key(program.text, limit_s, memory_bytes, image_key, program.judged) if context.use_cache else None

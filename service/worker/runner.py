@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 
 SWEEP_EVERY_S = 60.0
 RECLAIM_EVERY_S = 5.0
+# Samples of interactive runs are claimed one at a time: a thread runs its claim's programs one after the other, and
+# one that sleeps must not keep the others of its claim (other callers' /run_code requests) waiting.
+INTERACTIVE_CLAIM = 1
 
 
 class Worker:
@@ -53,7 +56,7 @@ class Worker:
         self.image = image
         self.concurrency = concurrency or settings.worker_concurrency
         self.owner = owner_id()
-        self.engine = make_sync_engine(database_url, pool_size=self.concurrency + 2)
+        self.engine = make_sync_engine(database_url, pool_size=self.concurrency + settings.interactive_sandboxes + 2)
         self.sessions: sessionmaker[Session] = make_sync_sessionmaker(self.engine)
         self.stopping = threading.Event()
         self.processed = 0
@@ -106,6 +109,8 @@ class Worker:
             ensure_parent(self.settings.sandbox_cgroup_parent, self.settings.sandbox_cgroup_cpu_shares)
         log.warning("worker %s: %d threads, image %s", self.owner, self.concurrency, self.image)
         threads = [threading.Thread(target=self._execute_loop, name=f"exec-{i}", daemon=True) for i in range(self.concurrency)]
+        threads += [threading.Thread(target=self._execute_loop, args=(True,), name=f"interactive-{i}", daemon=True)
+                    for i in range(self.settings.interactive_sandboxes)]
         threads.append(threading.Thread(target=self._rerun_loop, name="rerun", daemon=True))
         threads.append(threading.Thread(target=self._maintenance_loop, name="maintenance", daemon=True))
         threads.append(threading.Thread(
@@ -142,14 +147,14 @@ class Worker:
             ),
         )
 
-    def _execute_loop(self) -> None:
+    def _execute_loop(self, interactive_only: bool = False) -> None:
         cfg = self.settings
         sandbox = self._new_sandbox()
         try:
             while not self.stopping.is_set():
                 try:
                     mark = self.wakeup.mark()
-                    if not self._execute_one(sandbox) and not self.stopping.is_set():
+                    if not self._execute_one(sandbox, interactive_only) and not self.stopping.is_set():
                         self.wakeup.wait(mark, cfg.poll_interval_s)
                 except (OperationalError, DBAPIError) as exc:
                     # The database went away: our leases will expire or be renewed once it is back.
@@ -167,7 +172,7 @@ class Worker:
                             " ".join(f"{name}={stats.get(name, 0)}" for name in BUILD_STATS))
             discard(sandbox)
 
-    def _execute_one(self, sandbox: Sandbox) -> bool:
+    def _execute_one(self, sandbox: Sandbox, interactive_only: bool = False) -> bool:
         cfg = self.settings
         if not self.docker_engine.up:
             self.docker_engine.wait(sandbox)
@@ -180,7 +185,8 @@ class Worker:
         with transaction(self.sessions) as session:
             claimed = queue.claim_batch(
                 session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
-                cfg.default_memory_mb, self.images.key, first,
+                cfg.default_memory_mb, self.images.key, first, interactive_limit=INTERACTIVE_CLAIM,
+                only_priority="interactive" if interactive_only else None,
             )
             hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         if not claimed:

@@ -18,7 +18,8 @@ def run_many(box: Sandbox, programs: list[str], time_limit_s: float = 3.0, memor
 
 def run_programs(box: Sandbox, programs: list[Program], time_limit_s: float = 3.0, memory_mb: int = 256) -> list[Outcome]:
     """Programs as the worker builds them: their own time limit if they carry one, under their judge."""
-    jobs = [Job(str(i), p.text, p.time_limit_s or time_limit_s, memory_mb * MIB, p.judged) for i, p in enumerate(programs)]
+    jobs = [Job(str(i), p.text, p.time_limit_s or time_limit_s, memory_mb * MIB, p.judged, language=p.language,
+                native=p.native) for i, p in enumerate(programs)]
     return box.run(jobs)
 
 

@@ -74,4 +74,5 @@ def test_run_mode_gives_output_and_return_code(sandbox: Sandbox) -> None:
     ])
     assert ok.verdict.value == "passed" and ok.stdout == "cba\n"
     assert exited.verdict.value == "error" and exited.stdout == "partial\n"
-    assert exited.failure == {"kind": "run", "return_code": 4}
+    assert exited.failure is not None and exited.failure["kind"] == "run_code"
+    assert exited.failure["run"]["return_code"] == 4 and exited.failure["compile"] is None

@@ -8,6 +8,8 @@ decided in the repositories (service/projects/ownership.py).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import uuid
 from typing import Annotated
 
@@ -50,10 +52,20 @@ class Unauthorized(APIError):
 
 
 def _raw_key(request: Request) -> str | None:
+    """The key a request presents: `Authorization: Bearer <key>`, `X-API-Key: <key>`, or HTTP Basic credentials
+    whose password is the key (any user name), which clients send by themselves for a URL such as
+    `http://passk:<key>@host/run_code` (verl's sandbox_fusion reward, with nothing but its URL changed)."""
     header = request.headers.get("authorization", "")
     scheme, _, value = header.partition(" ")
     if scheme.lower() == "bearer" and value.strip():
         return value.strip()
+    if scheme.lower() == "basic" and value.strip():
+        try:
+            _, _, password = base64.b64decode(value.strip(), validate=True).decode("utf-8").partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            raise Unauthorized("malformed Basic credentials") from None
+        if password:
+            return password
     return request.headers.get("x-api-key") or None
 
 

@@ -1,12 +1,10 @@
-"""SandboxFusion's documented /run_code shapes (RunCodeRequest / RunCodeResponse)."""
+"""SandboxFusion's /run_code shapes (RunCodeRequest / RunCodeResponse), with their fields' meanings here."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
-
-SUPPORTED_LANGUAGES = ("python",)
 
 
 class RunStatus(StrEnum):
@@ -22,23 +20,30 @@ class CommandRunStatus(StrEnum):
 
 
 class RunCodeRequest(BaseModel):
-    # SandboxFusion's other fields are accepted and ignored (see README: which fields are honoured).
+    # SandboxFusion's other fields are accepted and ignored (docs/rl.md: which fields are honoured, and how).
     model_config = ConfigDict(
         extra="ignore",
         json_schema_extra={"examples": [{"code": "print(input()[::-1])", "language": "python", "stdin": "abc\n"}]},
     )
 
     code: str = Field(max_length=262_144, description="The program.")
-    language: str = Field(max_length=40, description=f"Supported here: {', '.join(SUPPORTED_LANGUAGES)}.")
+    language: str = Field(max_length=40, description="SandboxFusion's name: python, cpp, nodejs, typescript, go, "
+                                                     "java, rust, ruby (GET /v1/languages lists passk's own).")
     stdin: str | None = Field(None, max_length=16 * 1024 * 1024, description="Given to the program on standard input.")
-    compile_timeout: float = Field(10, gt=0, le=3600, description="Accepted; Python has no compile step.")
-    run_timeout: float = Field(10, gt=0, le=3600, description="CPU seconds (capped by PASSK_MAX_TIME_LIMIT_S).")
-    memory_limit_MB: int | None = Field(
-        None, ge=-1, le=1 << 20,
-        description="Memory limit in MB (at least 32, capped by PASSK_MAX_MEMORY_MB); -1 or 0: the server's default.",
-    )
-    files: dict[str, str] = Field(default_factory=dict, description="Path -> base64 content, written before the code runs.")
-    fetch_files: list[str] = Field(default_factory=list, description="Accepted; files are not fetched back (always {}).")
+    compile_timeout: float = Field(10, gt=0, le=3600, description=(
+        "Compiled languages: the compile's CPU limit, in seconds (its wall-clock limit is 5 s more); capped by the "
+        "language's compile limit (or PASSK_MAX_COMPILE_TIME_LIMIT_S), the cap reported in `message`."))
+    run_timeout: float = Field(10, gt=0, le=3600, description=(
+        "The run's wall-clock limit, in seconds, and its CPU limit too; capped by PASSK_MAX_TIME_LIMIT_S, the cap "
+        "reported in `message`."))
+    memory_limit_MB: int = Field(-1, ge=-1, le=1 << 20, description=(
+        "Memory limit in MB; -1 or 0: the server's maximum (PASSK_MAX_MEMORY_MB). Values outside 32..maximum are "
+        "brought into it, and `message` says so."))
+    files: dict[str, str | None] = Field(default_factory=dict, description=(
+        "Relative path -> base64 content, written in the program's working directory before it runs."))
+    fetch_files: list[str] = Field(default_factory=list, max_length=100, description=(
+        "Files to read back after the run (relative to the working directory, or absolute), base64 in the answer's "
+        "`files`, up to PASSK_RUN_CODE_FETCH_BYTES together; missing or oversized ones are named in `message`."))
 
 
 class CommandRunResult(BaseModel):

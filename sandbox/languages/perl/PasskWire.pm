@@ -50,7 +50,8 @@ sub text_bytes {
     return $bytes;
 }
 
-# Two's complement, big-endian, in the fewest bytes that hold the value and its sign (values.py's `z`).
+# Two's complement, big-endian, in values.py's number of bytes for `z`: (bit length of |value| + 8) / 8, the
+# fewest that hold the value and its sign, but for -2**(8n-1), which takes n + 1 bytes there.
 sub integer_bytes {
     my ($value, $unsigned) = @_;
     return u32(0) if $value == 0;
@@ -60,6 +61,7 @@ sub integer_bytes {
         last unless ($first == 0 && $second < 0x80) || ($first == 0xff && $second >= 0x80);
         substr($raw, 0, 1, '');
     }
+    $raw = "\xff" . $raw if $raw =~ /\A\x80\0*\z/;
     return u32(length $raw) . $raw;
 }
 
@@ -140,15 +142,18 @@ sub integer {
     malformed('an integer Perl does not hold (more than 64 bits)') if $size > 9;
     my $bytes = take($reader, $size);
     my $value;
-    if ($size == 9) {
-        malformed('an integer Perl does not hold (more than 64 bits)') unless substr($bytes, 0, 1) eq "\0";
+    my $unsigned = $size == 9 && substr($bytes, 0, 1) eq "\0";
+    if ($unsigned) {
         $value = unpack('Q>', substr($bytes, 1));
+    } elsif ($size == 9) {
+        malformed('an integer Perl does not hold (more than 64 bits)') unless substr($bytes, 0, 1) eq "\xff";
+        $value = unpack('q>', substr($bytes, 1));
     } else {
         my $sign = unpack('C', $bytes) >= 0x80 ? "\xff" : "\0";
         $value = unpack('q>', ($sign x (8 - $size)) . $bytes);
     }
     # One canonical form: the fewest bytes (values.py's encoder), so equal values have equal bytes.
-    malformed('an integer not in its shortest form') unless integer_bytes($value, $size == 9) eq u32($size) . $bytes;
+    malformed('an integer not in its shortest form') unless integer_bytes($value, $unsigned) eq u32($size) . $bytes;
     return $value;
 }
 

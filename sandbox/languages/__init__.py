@@ -14,7 +14,7 @@ from sandbox.languages.base import Language
 __all__ = ["MODULES", "Language", "all_languages", "get", "resolve"]
 
 # Module names under sandbox/languages/, in the order they are listed.
-MODULES = ("python", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby", "perl")
+MODULES = ("python", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby", "perl", "bash")
 
 
 @cache

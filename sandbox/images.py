@@ -24,6 +24,8 @@ from typing import Any
 import docker
 from docker.errors import ImageNotFound
 
+from sandbox import languages
+
 log = logging.getLogger(__name__)
 
 CONTEXT_DIR = Path(__file__).parent / "image"
@@ -291,8 +293,6 @@ def _add_dir(archive: tarfile.TarFile, name: str, source: Path | None, pattern: 
 def ensure_language_image(client: docker.DockerClient, language: Any, base_image: str | None = None,
                           deb_cache: Path | None = None) -> str:
     """The image tag for `language` (a Language or its name), built on demand; Python keeps today's image."""
-    from sandbox import languages
-
     if isinstance(language, str):
         language = languages.get(language)
     if not language.native:
@@ -302,8 +302,6 @@ def ensure_language_image(client: docker.DockerClient, language: Any, base_image
 
 def toolchain_version(client: docker.DockerClient, image: str, language: Any) -> str:
     """The first line of the language's version command in `image` (probed once per image and process)."""
-    from sandbox import languages
-
     if isinstance(language, str):
         language = languages.get(language)
     key = f"{image}\0{language.name}"

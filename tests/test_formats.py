@@ -21,7 +21,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.executor import Outcome, Sandbox
 from sandbox.runtime import compare
-from service.api.datasets.schemas import DatasetCreate, parse_problem
+from service.api.datasets.schemas import DatasetCreate
+from service.core.limits import limits_in_force
+from service.formats.registry import parse_problem
 from service.api.datasets.service import digest, format_columns
 from service.formats.mbpp import mbpp_entry_point
 from service.formats import sources
@@ -211,8 +213,8 @@ def build(problem: dict[str, Any], completion: str, time_limit_s: float | None =
     """The worker's path: API model -> stored columns (JSON round trip, as JSONB) -> program_for."""
     parsed = parse_problem(problem)
     columns = json.loads(json.dumps(format_columns(parsed)))
-    limit = time_limit_s or parsed.time_limit_s
-    row = SimpleNamespace(key=parsed.id, time_limit_s=parsed.time_limit_s, effective_time_limit_s=limit, **columns)
+    row = SimpleNamespace(key=parsed.id, time_limit_s=parsed.time_limit_s, **columns)
+    row.limits = limits_in_force(run=SimpleNamespace(time_limit_s=time_limit_s), problem=row)
     return program_for(row, completion)
 
 
@@ -333,6 +335,7 @@ def test_bad_files_name_the_line(tmp_path: Path) -> None:
     good = json.dumps(MBPP_ROWS[0])
     cases = {
         "not-json.jsonl": ([good, "", "{oops"], r":3: not valid JSON"),
+        "unterminated.jsonl": ([good, '{"id": "x'], r":2: not valid JSON \(Unterminated string starting at column 8\)"),
         "array.jsonl": ([good, "[1, 2]"], r":2: expected a JSON object .*got an array"),
         "unknown.jsonl": ([good, json.dumps({"question": "?"})], r":2: not a problem in a known format"),
         "mbpp-missing.jsonl": ([good, json.dumps({**MBPP_ROWS[1], "test_list": []})], r":2: not a valid mbpp problem: field 'test_list'"),

@@ -45,7 +45,7 @@ def test_humaneval_x_and_multipl_e_rows_load_as_published() -> None:
     assert problem["format"] == "humaneval-x"
     body = DatasetCreate(name="x", language="cpp", problems=[problem])
     columns = format_columns(body.problems[0])
-    context = SimpleNamespace(**columns, language="cpp", key=row["task_id"], effective_memory_mb=256)
+    context = SimpleNamespace(**columns, language="cpp", key=row["task_id"], memory_mb=256)
     program = program_for(context, row["canonical_solution"])
     assert program.language == "cpp" and program.native is not None
     # The candidate is the original program's text up to the tests; the tests are the judge's alone.
@@ -59,7 +59,7 @@ def test_humaneval_x_and_multipl_e_rows_load_as_published() -> None:
     assert m_problem["format"] == "multipl-e" and m_problem["id"] == m_row["name"]
     m_body = DatasetCreate(name="m", language="cpp", problems=[m_problem])
     m_columns = format_columns(m_body.problems[0])
-    m_context = SimpleNamespace(**m_columns, language="cpp", key=m_row["name"], effective_memory_mb=256)
+    m_context = SimpleNamespace(**m_columns, language="cpp", key=m_row["name"], memory_mb=256)
     m_program = program_for(m_context, "    return true;")
     # MultiPL-E's tests start by closing the function: the candidate closes it the same way.
     assert m_program.native.candidate.files["main.cpp"] == m_row["prompt"] + "    return true;" + "\n}"
@@ -67,8 +67,8 @@ def test_humaneval_x_and_multipl_e_rows_load_as_published() -> None:
 
 def test_stdio_in_cpp_is_compiled_once_and_run_per_case() -> None:
     problem = SimpleNamespace(format="stdio", language="cpp", cases=[{"input": "1\n", "output": "1\n"}], comparison=None,
-                              abs_tol=None, rel_tol=None, setup_code=None, effective_time_limit_s=2.0,
-                              effective_memory_mb=256)
+                              abs_tol=None, rel_tol=None, setup_code=None, time_limit_s=2.0,
+                              memory_mb=256)
     program = program_for(problem, "int main(){}\n")
     assert program.native.mode == "stdio" and program.native.case_time_limit_s == 2.0
     assert program.native.candidate.files == {"main.cpp": "int main(){}\n"} and program.native.judge is None

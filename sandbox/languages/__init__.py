@@ -11,10 +11,12 @@ from functools import cache
 
 from sandbox.languages.base import Language
 
-__all__ = ["MODULES", "Language", "all_languages", "get", "resolve"]
+__all__ = ["DEFAULT", "MODULES", "Language", "all_languages", "get", "resolve"]
 
 # Module names under sandbox/languages/, in the order they are listed.
-MODULES = ("python", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby", "perl", "bash")
+MODULES = ("python", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby", "lua", "php", "perl", "bash")
+# The language of a dataset that names none.
+DEFAULT = "python"
 
 
 @cache

@@ -14,6 +14,9 @@ from service.core.embedded_postgres import resolve_database_url
 from service.core.settings import Settings, get_settings
 
 
+# Imported on use: each command imports the part it starts (the API, a worker, the image builder), so `passk
+# --help` and the other commands do not load them.
+
 def cmd_migrate(_args: argparse.Namespace) -> int:
     from service.core.migrate import upgrade_to_head
 
@@ -28,7 +31,8 @@ def cmd_images(args: argparse.Namespace) -> int:
     from sandbox.images import ensure_language_image, ensure_sandbox_image, toolchain_version
 
     settings = get_settings()
-    client = ensure_engine(Path(settings.data_dir).resolve())
+    root = settings.engine_root.resolve() if settings.engine_root else None
+    client = ensure_engine(Path(settings.data_dir).resolve(), root=root)
     if not args.language:
         print(ensure_sandbox_image(client, args.base_image or settings.sandbox_base_image))
         return 0
@@ -68,24 +72,37 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    """Everything on one machine: Docker engine, sandbox image, database, migrations, worker and API."""
-    from sandbox.engine import ensure_engine
+    """Everything on one machine: Docker engine, sandbox image, database, migrations, worker and API.
+
+    A Docker engine this command had to start is its own: supervised (reaped and started again when it dies)
+    and stopped when the command ends.
+    """
+    import threading
+
+    from sandbox.engine import host_under, start_or_connect
     from sandbox.images import ensure_sandbox_image
     from service.core.migrate import upgrade_to_head
 
     settings = get_settings()
-    base_url = f"http://{settings.api_host}:{settings.api_port}"
+    base_url = f"http://{args.host or settings.api_host}:{args.port or settings.api_port}"
     if _healthy(base_url):
         print(f"passk is already running at {base_url}")
         return 0
     data_dir = Path(settings.data_dir).resolve()
-    image = ensure_sandbox_image(ensure_engine(data_dir), args.base_image or settings.sandbox_base_image)
+    root = settings.engine_root.resolve() if settings.engine_root else None
+    client, embedded = start_or_connect(data_dir, root, backoff_s=settings.engine_restart_backoff_s, own=True)
+    image = ensure_sandbox_image(client, args.base_image or settings.sandbox_base_image)
     url = resolve_database_url(settings)
     upgrade_to_head(url)
     _ensure_dev_key(settings.model_copy(update={"database_url": url}), data_dir)
+    _build_guide(settings)
     env = {**os.environ, "PASSK_DATABASE_URL": url, "PASSK_SANDBOX_IMAGE": image}
+    if root is not None:
+        env["DOCKER_HOST"] = host_under(root)
+    if embedded is not None:
+        threading.Thread(target=embedded.supervise, name="engine", daemon=True).start()
     worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env, preexec_fn=_die_with_parent)
-    print(f"passk API on {base_url} (docs at {base_url}/docs); worker pid {worker.pid}; Ctrl-C stops both", flush=True)
+    print(f"passk API on {base_url} (guide at {base_url}/guide/, API reference at {base_url}/docs); worker pid {worker.pid}; Ctrl-C stops both", flush=True)
     try:
         return _serve(settings.model_copy(update={"database_url": url, "sandbox_image": image}), args)
     finally:
@@ -94,6 +111,18 @@ def cmd_up(args: argparse.Namespace) -> int:
             worker.wait(timeout=30)
         except subprocess.TimeoutExpired:
             worker.kill()
+        if embedded is not None:
+            embedded.stop()
+
+
+def _build_guide(settings: Settings) -> None:
+    """The documentation site for /guide/; without MkDocs the API still runs and /guide/ says how to build it."""
+    from service.cli.docs import DocsUnavailable, build_site
+
+    try:
+        build_site(settings.guide_dir)
+    except DocsUnavailable as exc:
+        print(f"the guide at /guide/ is not built: {exc}", flush=True)
 
 
 def _die_with_parent() -> None:

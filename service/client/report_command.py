@@ -20,6 +20,7 @@ def _confidence(raw: str) -> float:
 
 
 def _resamples(raw: str) -> int:
+    # Imported on use, as in cmd_report: other subcommands do not pay for numpy and scipy at startup.
     from service.statistics import MAX_RESAMPLES
 
     if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= MAX_RESAMPLES:

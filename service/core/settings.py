@@ -26,6 +26,8 @@ class Settings(BaseSettings):
     # None means "start an embedded cluster under data_dir" (development only).
     database_url: str | None = None
     data_dir: str = ".passk"
+    # The documentation site (docs/ rendered by `passk docs build`), served under /guide/ by the API.
+    guide_dir: Path = Path(".passk/guide")
     # Where initdb/pg_ctl live for the embedded cluster (None: Debian's versioned dirs, then PATH).
     pg_bin: str | None = None
     # Tests and benches: a PostgreSQL server to create their databases on (None: a private embedded cluster).
@@ -65,6 +67,12 @@ class Settings(BaseSettings):
     # Host cache of the .deb files (and npm tarballs) language images are built from (None: ~/.cache/passk/debs).
     deb_cache: Path | None = None
     output_excerpt_bytes: int = Field(DEFAULT_EXCERPT_BYTES, ge=0)
+    # The Docker engine `passk up` starts when none answers (as root): None uses the machine's places
+    # (/var/lib/docker, /var/run/docker.sock, /var/run/docker.pid); a directory keeps its data, exec state,
+    # socket and pid file there instead, an engine beside the machine's own. When it dies, `passk up` starts
+    # it again after engine_restart_backoff_s, doubling up to a minute while it keeps failing.
+    engine_root: Path | None = None
+    engine_restart_backoff_s: float = Field(1.0, gt=0, le=60)
 
     # Worker behaviour.
     worker_concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)

@@ -9,7 +9,8 @@
 | `humaneval-x` | HumanEval-X rows (any language but Python) | prompt + completion + "\n" + test, compiled; exit 0 + pass token |
 | `multipl-e` | MultiPL-E rows (any language but Python) | prompt + completion + "\n" + tests, compiled; exit 0 + pass token |
 
-Each format is one module defining `FORMAT` (service/formats/registry.py).
+Each format is one module defining `FORMAT` (service/formats/registry.py): its problem model, row shapes,
+columns and program.
 
 The candidate's code never runs in the process that judges it: trusted_tests.py
 (HumanEval, MBPP) calls it in a child process over a pipe, driver.py (stdio,
@@ -17,18 +18,3 @@ call) runs each case in a child. Every program passes only by returning
 normally (see sandbox/runtime/supervisor.py).
 Comparison policies are documented in sandbox/runtime/compare.py; the judges are sandbox/runtime/trusted_tests.py and driver.py.
 """
-
-from __future__ import annotations
-
-from typing import Any
-
-from service.formats.program import Program
-
-# The formats a dataset's problems may have; service/formats/registry.py is the one list.
-FORMATS = ("humaneval", "mbpp", "stdio", "call", "humaneval-x", "multipl-e")
-
-
-def program_for_format(format_: str, problem: Any, completion: str) -> Program:
-    from service.formats import registry
-
-    return registry.get(format_).program(problem, completion)

@@ -8,13 +8,50 @@ Results are compared by type and value (compare.value_mismatch).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_REL_TOL
+from service.formats.cases import JudgedByCases, judged_columns
+from service.formats.fields import _ID, Identifier, JsonValue, NumericId, StorableStr
 from service.formats.harness import driver_program
 from service.formats.limits import case_time_limit_s
-from service.formats.registry import Format
 from service.formats.program import Program
+from service.formats.registry import Format
+
+
+class CallCase(BaseModel):
+    input: list[JsonValue] = Field(description="The positional arguments.")
+    output: JsonValue = Field(description="The expected return value, compared by type and value.")
+
+
+class CallProblemIn(JudgedByCases):
+    """A call-based problem (APPS `fn_name`, LiveCodeBench `functional`): `fn_name(*input)` must return `output`.
+
+    `fn_name` is a top-level function of the program or a method of its `Solution` class.
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "format": "call",
+                    "id": "lc-2956",
+                    "prompt": "Find common elements between two arrays.",
+                    "fn_name": "findIntersectionValues",
+                    "cases": [{"input": [[4, 3, 2, 3, 1], [2, 2, 5, 2, 3, 6]], "output": [3, 4]}],
+                    "setup_code": "from typing import *",
+                }
+            ]
+        }
+    )
+
+    format: Literal["call"]
+    id: NumericId = _ID
+    prompt: StorableStr = Field("", description="The problem statement.")
+    fn_name: Identifier
+    cases: list[CallCase] = Field(min_length=1)
 
 
 def program(problem: Any, completion: str) -> Program:
@@ -34,18 +71,10 @@ def program(problem: Any, completion: str) -> Program:
 
 
 def columns(problem: Any) -> dict[str, Any]:
-    from service.formats.stdio import judged_columns
-
     return {**judged_columns(problem), "format": "call", "entry_point": problem.fn_name}
 
 
-def _model() -> type:
-    from service.api.datasets.schemas import CallProblemIn
-
-    return CallProblemIn
-
-
 FORMAT = Format(
-    name="call", program=program, model=_model, columns=columns,
+    name="call", program=program, model=CallProblemIn, columns=columns,
     summary="call-based cases: fn_name(*input) compared with output (APPS, LiveCodeBench)",
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, AliasChoices, BeforeValidator, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, BeforeValidator, Field
 
 def _storable(value: str) -> str:
     # PostgreSQL text cannot hold NUL and psycopg cannot encode lone surrogates
@@ -63,3 +63,13 @@ _TIME_LIMIT = Field(None, description="Overrides the dataset's time limit; for `
 _MEMORY = Field(None, description="Overrides the dataset's memory limit.")
 _SETUP = Field(None, description="Run before the program, in its namespace (e.g. imports the dataset assumes).")
 _TOLERANCES = "`numeric` comparison and floats: match if |got - want| <= max(abs_tol, rel_tol * |want|); default 1e-6."
+
+
+class ProblemFields(BaseModel):
+    """The fields every format's problem has besides its own, which the dataset service reads for any format: a
+    format's model derives from this."""
+
+    tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
+    time_limit_s: PositiveSeconds | None = _TIME_LIMIT
+    memory_mb: PositiveMB | None = _MEMORY
+    hidden_tests: bool = _HIDDEN_TESTS

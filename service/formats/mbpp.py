@@ -10,11 +10,39 @@ from __future__ import annotations
 
 import builtins
 import re
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import ConfigDict, Field
+
+from service.formats.fields import _ID, Key, NumericId, StorableStr, ProblemFields
 from service.formats.harness import trusted_tests_program
 from service.formats.registry import Format, columns_with_test_code
 from service.formats.program import Program
+
+
+_MBPP_EXAMPLE = {
+    "format": "mbpp",
+    "task_id": 11,
+    "text": "Write a python function to remove first and last occurrence of a given character "
+    "from the string.",
+    "code": "def remove_Occ(s,ch): ...",
+    "test_list": ['assert remove_Occ("hello","l") == "heo"'],
+    "test_setup_code": "",
+}
+
+
+class MbppProblemIn(ProblemFields):
+    """An MBPP row as published: the program is test_setup_code + completion + the asserts of test_list."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [_MBPP_EXAMPLE]})
+
+    format: Literal["mbpp"]
+    id: NumericId = _ID
+    text: StorableStr = Field(description="The problem statement.")
+    test_list: list[StorableStr] = Field(min_length=1, description="Assert statements, run after the program.")
+    test_setup_code: StorableStr = Field("", description="Runs before the program.")
+    code: StorableStr | None = Field(None, description="The reference solution (not run).")
+    entry_point: Key | None = Field(None, description="Default: the function the first assert calls.")
 
 
 def program(problem: Any, completion: str) -> Program:
@@ -66,13 +94,7 @@ def mbpp_entry_point(first_assert: str, code: str | None) -> str:
     return next((name for name in called if not hasattr(builtins, name)), "")
 
 
-def _model() -> type:
-    from service.api.datasets.schemas import MbppProblemIn
-
-    return MbppProblemIn
-
-
 FORMAT = Format(
-    name="mbpp", program=program, model=_model, columns=columns, rows=((is_row, from_row),),
+    name="mbpp", program=program, model=MbppProblemIn, columns=columns, rows=((is_row, from_row),),
     summary="MBPP rows: test_setup_code + completion, then the asserts of test_list",
 )

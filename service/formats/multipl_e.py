@@ -7,17 +7,18 @@ tests`, wrapped by the language so that a pass needs the tests to have run to th
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import AliasChoices, Field
 
 from sandbox.languages.split import TestSource
-from service.formats.fields import _HIDDEN_TESTS, _MEMORY, _TAGS, _TIME_LIMIT, Key, PositiveMB, PositiveSeconds, StorableStr
+from service.formats.fields import Key, StorableStr, ProblemFields
 from service.formats.registry import NATIVE, Format, language_of, columns_with_test_code
+from service.formats.native import tests_program
 from service.formats.program import Program
 
 
-class MultiplEProblemIn(BaseModel):
+class MultiplEProblemIn(ProblemFields):
     """A MultiPL-E row as published; the program is prompt + completion + "\\n" + tests."""
 
     format: Literal["multipl-e"]
@@ -26,10 +27,6 @@ class MultiplEProblemIn(BaseModel):
     prompt: StorableStr
     tests: StorableStr
     stop_tokens: list[StorableStr] = Field(default_factory=list, description="Kept by clients; not used here.")
-    tags: list[Annotated[StorableStr, Field(max_length=200)]] = _TAGS
-    time_limit_s: PositiveSeconds | None = _TIME_LIMIT
-    memory_mb: PositiveMB | None = _MEMORY
-    hidden_tests: bool = _HIDDEN_TESTS
 
 
 def is_row(row: dict[str, Any]) -> bool:
@@ -50,13 +47,11 @@ def source(problem: Any, completion: str) -> TestSource:
 
 
 def program(problem: Any, completion: str) -> Program:
-    from service.formats.native import tests_program
-
     return tests_program(problem, source(problem, completion), language_of(problem))
 
 
 FORMAT = Format(
-    name="multipl-e", program=program, model=lambda: MultiplEProblemIn, columns=columns,
+    name="multipl-e", program=program, model=MultiplEProblemIn, columns=columns,
     rows=((is_row, from_row),), languages=NATIVE,
     summary="MultiPL-E rows: prompt + completion + \"\\n\" + tests, compiled and run; exit 0 and the pass token",
 )

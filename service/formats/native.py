@@ -16,23 +16,19 @@ from sandbox.languages.jobs import stdio_spec, tests_spec
 from sandbox.languages.split import TestSource
 from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL_TOL
 from sandbox.runtime.job import Native, to_dict
+from service.core.limits import limits_of
 from service.formats.limits import case_time_limit_s
 from service.formats.program import Program
-from service.core.settings import get_settings
 
 
 def memory_bytes(problem: Any) -> int:
-    for value in (getattr(problem, "effective_memory_mb", None), getattr(problem, "memory_mb", None)):
-        if value:
-            return int(value) * 1024 * 1024
-    return get_settings().default_memory_mb * 1024 * 1024
+    return limits_of(problem).memory_bytes
 
 
 def compile_limits(problem: Any) -> tuple[float | None, int | None]:
-    """The run's, else the dataset's compile limits (the worker's context row); None: the language's default."""
-    time_s = getattr(problem, "compile_time_limit_s", None)
-    memory_mb = getattr(problem, "compile_memory_mb", None)
-    return time_s, int(memory_mb) * 1024 * 1024 if memory_mb else None
+    """The compile limits in force; None: the language's default."""
+    limits = limits_of(problem)
+    return limits.compile_time_limit_s, limits.compile_memory_bytes
 
 
 def as_program(spec: Native, language: str, time_limit_s: float | None = None) -> Program:

@@ -11,9 +11,14 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, reduce
+from operator import or_
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
+from pydantic_core import InitErrorDetails
+
+from sandbox import languages
 from service.formats.program import Program
 
 RowTest = Callable[[dict[str, Any]], bool]
@@ -28,9 +33,9 @@ NATIVE = ("<every language but python>",)
 class Format:
     name: str  # the value of a problem's `format`
     program: Callable[[Any, str], Program]  # (problem row, completion) -> the program the sandbox runs
-    # The API's model for a problem of this format (a callable, so that models load lazily); None: the
-    # format is not posted in datasets (`run`, the problem behind POST /run_code).
-    model: Callable[[], type] | None = None
+    # The API's model for a problem of this format; None: the format is not posted in datasets (`run`, the
+    # problem behind POST /run_code).
+    model: type[BaseModel] | None = None
     # A validated model -> the problem's columns (see service.core.models.Problem).
     columns: Callable[[Any], dict[str, Any]] | None = None
     # Published row shapes this format recognises: (is it one?, convert it to API form).
@@ -63,8 +68,33 @@ def postable() -> dict[str, Format]:
 
 
 @cache
-def models() -> dict[str, type]:
-    return {name: fmt.model() for name, fmt in postable().items() if fmt.model is not None}
+def models() -> dict[str, type[BaseModel]]:
+    """The problem model of every postable format, by name, in MODULES order."""
+    return {name: fmt.model for name, fmt in postable().items() if fmt.model is not None}
+
+
+def problem_union() -> Any:
+    """The union of every postable format's model: the schema of a dataset's problem (OpenAPI, the client)."""
+    return reduce(or_, models().values())
+
+
+def parse_problem(value: Any) -> BaseModel:
+    """Validate one problem with the model of its `format` (absent: humaneval).
+
+    Dispatching by hand, rather than with a tagged union, keeps error locations without a format name
+    inserted: ["body", "problems", 3, "test_list"].
+    """
+    found = models()
+    if isinstance(value, tuple(found.values())):
+        return value
+    format_ = value.get("format", "humaneval") if isinstance(value, dict) else "humaneval"
+    model = found.get(format_) if isinstance(format_, str) else None
+    if model is None:
+        expected = ", ".join(repr(name) for name in found)
+        raise ValidationError.from_exception_data(
+            "Problem", [InitErrorDetails(type="literal_error", loc=("format",), input=format_, ctx={"expected": expected})]
+        )
+    return model.model_validate(value)
 
 
 def for_model(model: Any) -> Format:
@@ -80,8 +110,6 @@ def row_sources() -> tuple[tuple[RowTest, RowConvert], ...]:
 
 
 def allows_language(format_name: str, language: str) -> bool:
-    from sandbox import languages
-
     allowed = get(format_name).languages
     if allowed == NATIVE:
         return language in languages.all_languages() and languages.get(language).native
@@ -105,4 +133,4 @@ def columns_with_test_code(fmt: str, prompt: str, test: str, canonical_solution:
 
 def language_of(problem: Any) -> str:
     """The language of a problem's dataset (the worker's problem rows carry it); Python if absent."""
-    return getattr(problem, "language", None) or "python"
+    return getattr(problem, "language", None) or languages.DEFAULT

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from sandbox import languages
 from sandbox.executor import Job, Outcome
 from sandbox.runtime.job import Native, from_dict
 from sandbox.verdicts import Verdict
@@ -80,7 +81,7 @@ def execute_batch(
 
     jobs = [
         Job(str(s.id), s.program, s.time_limit_s, s.memory_bytes, s.judged, language=s.language,
-            native=from_dict(Native, json.loads(s.program)) if s.language != "python" else None)
+            native=from_dict(Native, json.loads(s.program)) if languages.get(s.language).native else None)
         for s in to_run
     ]
     reruns: dict[int, Rerun] = {}

@@ -19,7 +19,10 @@ from sqlalchemy import UUID, Interval, Row, Text, and_, any_, bindparam, case, c
 from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.orm import Session
 
+from sandbox import languages
 from sandbox.verdicts import Verdict
+from service.core.channels import Channel, notify
+from service.core.limits import limits_in_force
 from service.core.models import Dataset, Problem, Run, Sample
 from service.formats.native import with_toolchain
 from service.formats.program import program_for
@@ -30,7 +33,6 @@ from service.worker.results import (
     leased_by,
     lock_runs,
     lock_runs_of,
-    notify,
     requeued_state,
     run_cancelled,
     settle_reclaimed,
@@ -38,7 +40,6 @@ from service.worker.results import (
 
 runs, samples, problems, datasets = Run.__table__, Sample.__table__, Problem.__table__, Dataset.__table__
 
-SAMPLES_CHANNEL = "passk_samples"
 
 
 @dataclass(frozen=True)
@@ -168,15 +169,17 @@ def _claim():
     )
 
 
+_LIMITS = ("time_limit_s", "memory_mb", "compile_time_limit_s", "compile_memory_mb")
+
+
 def _context():
-    """The problem's row, with the run's cache choice and the limits in force (run, then problem, then dataset)."""
+    """The problem's row, with the run's cache choice and the run's and the dataset's limits (`run_…`,
+    `dataset_…`), from which limits_in_force decides the limits in force."""
     return (
         select(
             problems, runs.c.use_cache, datasets.c.language,
-            func.coalesce(runs.c.time_limit_s, problems.c.time_limit_s, datasets.c.time_limit_s).label("effective_time_limit_s"),
-            func.coalesce(runs.c.memory_mb, problems.c.memory_mb, datasets.c.memory_mb).label("effective_memory_mb"),
-            func.coalesce(runs.c.compile_time_limit_s, datasets.c.compile_time_limit_s).label("compile_time_limit_s"),
-            func.coalesce(runs.c.compile_memory_mb, datasets.c.compile_memory_mb).label("compile_memory_mb"),
+            *(runs.c[name].label(f"run_{name}") for name in _LIMITS),
+            *(datasets.c[name].label(f"dataset_{name}") for name in _LIMITS),
         )
         .select_from(
             problems.join(runs, runs.c.id == bindparam("run_id")).join(datasets, datasets.c.id == problems.c.dataset_id)
@@ -243,14 +246,19 @@ def claim_batch(
     starting = sorted({row.run_id for row in rows if row.run_status == RunState.QUEUED})
     if starting:
         session.execute(_STARTING, {"run_ids": starting})
-    time_limit = context.effective_time_limit_s or default_time_limit_s
-    memory_mb = context.effective_memory_mb or default_memory_mb
-    memory_bytes = memory_mb * 1024 * 1024
-    # The formats read the limits in force from the row: the worker's own defaults fill what the run, the
-    # problem and the dataset left unset (never the process-wide settings).
-    problem = SimpleNamespace(**{**context._mapping, "effective_time_limit_s": time_limit,
-                                 "effective_memory_mb": memory_mb})
-    language = context.language or "python"
+    language = context.language or languages.DEFAULT
+    # The formats read the limits in force from the row's `limits`: the worker's own defaults fill what the
+    # run, the problem and the dataset left unset (never the process-wide settings).
+    limits = limits_in_force(
+        run=SimpleNamespace(**{name: context._mapping[f"run_{name}"] for name in _LIMITS}),
+        problem=context,
+        dataset=SimpleNamespace(**{name: context._mapping[f"dataset_{name}"] for name in _LIMITS}),
+        language=languages.all_languages().get(language),
+        default_time_limit_s=default_time_limit_s,
+        default_memory_mb=default_memory_mb,
+    )
+    time_limit, memory_bytes = limits.time_limit_s, limits.memory_bytes
+    problem = SimpleNamespace(**context._mapping, limits=limits)
     image_key, toolchain = image_id(language) if callable(image_id) else (image_id, "")
     claimed = []
     for row in sorted(rows, key=lambda r: r.id):
@@ -354,5 +362,5 @@ def reclaim_expired(session: Session, max_attempts: int) -> int:
     ).all()
     settle_reclaimed(session, run_ids, [row.id for row in result if row.state == SampleState.DONE])
     if any(row.state == SampleState.QUEUED for row in result):
-        notify(session, SAMPLES_CHANNEL)
+        session.execute(notify(Channel.SAMPLES))
     return len(result)

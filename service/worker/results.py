@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
+from service.core.channels import Channel, notify, notify_column
 from service.core.models import Run, Sample
 from service.core.flags import wire_text
 from service.core.states import ACTIVE_RUN_STATES, CallbackState, RunState, SampleState
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
 runs, samples = Run.__table__, Sample.__table__
 
-EVENTS_CHANNEL = "passk_events"
-CALLBACKS_CHANNEL = "passk_callbacks"
 
 def fixed(value: str | tuple[str, ...]):
     """A state as a constant in the SQL text rather than a parameter, as the partial indexes' predicates
@@ -78,11 +77,6 @@ def lock_runs_of(session: Session, sample_ids: Collection[int]) -> None:
     """Lock the runs these samples belong to: the same lock order as everywhere, runs, then samples."""
     rows = session.execute(select(samples.c.run_id).distinct().where(samples.c.id.in_(sorted(sample_ids)))).scalars()
     lock_runs(session, rows)
-
-
-def notify(session: Session, channel: str, payload: str = "") -> None:
-    """Sent at commit, so a notification means "committed and visible"."""
-    session.execute(select(func.pg_notify(channel, payload)))
 
 
 def runs_in(param: str):
@@ -163,7 +157,7 @@ def _settle(mine_of):
         .select_from(ranked.outerjoin(bumped, bumped.c.id == ranked.c.run_id))
         .subquery("m")
     )
-    return locked, mine, source, select(bumped.c.id, bumped.c.ends, func.pg_notify(EVENTS_CHANNEL, cast(bumped.c.id, Text)))
+    return locked, mine, source, select(bumped.c.id, bumped.c.ends, notify_column(Channel.EVENTS, cast(bumped.c.id, Text)))
 
 
 def _after(locked):
@@ -180,7 +174,7 @@ def end_runs(session: Session, settled) -> None:
     """Statement 2 (only when one ended): the end-of-run rule on the runs that `settled` (_settle's rows) ended."""
     ended = [row.id for row in settled if row.ends]
     if ended and any(url is not None for url in session.execute(_END, {"run_ids": ended}).scalars()):
-        notify(session, CALLBACKS_CHANNEL)
+        session.execute(notify(Channel.CALLBACKS))
 
 
 # The outcomes of a record, one array parameter per column (`<column>_values`, typed as the samples' columns; not

@@ -13,9 +13,10 @@ import threading
 import psycopg
 from sqlalchemy.engine import URL
 
+from service.core.channels import Channel
+
 log = logging.getLogger(__name__)
 
-CHANNEL = "passk_samples"
 RECONNECT_S = 2.0
 
 
@@ -45,11 +46,11 @@ def listen(url: URL, wakeup: Wakeup, stopping: threading.Event) -> None:
     while not stopping.is_set():
         try:
             with psycopg.connect(dsn, autocommit=True) as connection:
-                connection.execute(f"LISTEN {CHANNEL}")
+                connection.execute(Channel.SAMPLES.listen())
                 wakeup.notify()  # anything queued while we were not listening
                 while not stopping.is_set():
                     for _ in connection.notifies(timeout=1.0, stop_after=1):
                         wakeup.notify()
         except psycopg.Error as exc:
-            log.warning("LISTEN %s failed (%s); polling until it is back", CHANNEL, exc)
+            log.warning("LISTEN %s failed (%s); polling until it is back", Channel.SAMPLES.value, exc)
             stopping.wait(RECONNECT_S)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query
 
 from service.api.compare import service as compare_service
 from service.api.compare.schemas import Comparison
-from service.api.datasets.schemas import StorableStr
+from service.formats.fields import StorableStr
 from service.api.dependencies import SessionDep, openapi_invalid_input
 from service.api.metrics.schemas import IntervalMethod
 from service.api.metrics.service import parse_ks

@@ -9,8 +9,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from sandbox import languages
+from sandbox.languages.split import SplitError, TestSource
 from service.api.auth.principal import Principal
 from service.api.datasets.repository import DatasetRepository
 from service.api.datasets.schemas import (
@@ -20,12 +23,14 @@ from service.api.datasets.schemas import (
     DatasetRead,
     DatasetUpdate,
     LanguageRead,
-    ProblemIn,
     ProblemSummary,
 )
 from service.core.exceptions import Forbidden, InvalidInput, NotFound
 from service.core.models import Dataset
+from service.core.limits import limits_in_force
 from service.core.settings import Settings
+from service.formats import registry
+from service.formats.humaneval import ProblemIn
 
 
 def digest(body: DatasetCreate) -> str:
@@ -39,7 +44,7 @@ def digest(body: DatasetCreate) -> str:
         "time_limit_s": body.time_limit_s,
         "memory_mb": body.memory_mb,
     }
-    if body.language != "python":  # Python datasets hash as they did before languages existed
+    if body.language != languages.DEFAULT:  # such datasets hash as they did before languages existed
         content["language"] = body.language
     for name in ("compile_time_limit_s", "compile_memory_mb"):  # only when set: older digests stay
         if getattr(body, name) is not None:
@@ -81,7 +86,6 @@ def check_compile_limits(
 ) -> None:
     """Compile limits: only for a compiled language, and at most its defaults, unless the server's operator set
     higher maxima (a compile limit is CPU and memory any submitter could otherwise claim from the workers)."""
-    from sandbox import languages
 
     if time_limit_s is None and memory_mb is None:
         return
@@ -131,8 +135,6 @@ def _validate(body: DatasetCreate, settings: Settings) -> None:
 
 
 def _validate_language(body: DatasetCreate) -> None:
-    from sandbox import languages
-    from service.formats import registry
 
     known = languages.all_languages()
     if body.language not in known:
@@ -159,8 +161,6 @@ def _validate_split(body: DatasetCreate) -> None:
     """A self-checking problem of a compiled language runs as its tests and the model's code in two processes
     (sandbox/languages/split.py); one whose prompt and tests cannot be split would fail every sample, so the
     dataset is refused here, with the language's reason."""
-    from sandbox import languages
-    from sandbox.languages.split import SplitError, TestSource
 
     language = languages.get(body.language)
     if language.programs is None:
@@ -237,7 +237,6 @@ async def create(
 
 def format_columns(problem: AnyProblemIn) -> dict[str, Any]:
     """The columns a problem's format fills (its module in service/formats); formats read them back."""
-    from service.formats import registry
 
     columns = registry.for_model(problem).columns
     assert columns is not None
@@ -272,26 +271,22 @@ async def update(session: AsyncSession, principal: Principal, dataset_id: uuid.U
 
 async def toolchains(session: AsyncSession) -> dict[str, tuple[str, str]]:
     """language -> (toolchain version, image) as workers recorded them."""
-    from sqlalchemy import text
-
     rows = await session.execute(text("SELECT language, version, image FROM toolchains"))
     return {row.language: (row.version, row.image) for row in rows}
 
 
 async def list_languages(session: AsyncSession) -> list[LanguageRead]:
-    from sandbox import languages
-    from service.formats import registry
-
     known = await toolchains(session)
     result = []
     for language in languages.all_languages().values():
         version, image = known.get(language.name, (None, None))
+        defaults = limits_in_force(language=language)  # its compile limits where nothing overrides them
         result.append(LanguageRead(
             name=language.name, title=language.title,
             compile=list(language.compile) if language.compile else None, run=list(language.run),
             source_file=language.source_file,
-            compile_time_limit_s=language.compile_time_limit_s if language.compiled else None,
-            compile_memory_mb=language.compile_memory_bytes // (1024 * 1024) if language.compiled else None,
+            compile_time_limit_s=defaults.compile_time_limit_s,
+            compile_memory_mb=defaults.compile_memory_mb,
             formats=[name for name in registry.postable() if registry.allows_language(name, language.name)],
             toolchain=version, image=image,
         ))

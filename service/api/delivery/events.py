@@ -26,6 +26,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy import text
 
+from service.core.channels import Channel
 from service.core.exceptions import NotFound
 from service.core.states import FINAL_RUN_STATES, RunEvent
 from service.api import hidden_tests
@@ -34,11 +35,12 @@ from service.api.projects.ownership import ownership_params
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "passk_events"
 PAGE = 256
 # Without a notification (the LISTEN connection is down, or a cancelled run), look again this often.
 POLL_S = 2.0
-KEEPALIVE_S = 15.0
+# A quiet stream (a queued run) gets a comment this often: proxies keep it open, and `passk submit --wait`
+# prints a progress line on each, so a CI log is never silent for minutes.
+KEEPALIVE_S = 4.0
 RECONNECT_S = 2.0
 
 
@@ -80,7 +82,7 @@ class RunNotifier:
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as connection:
-                    await connection.execute(f"LISTEN {CHANNEL}")
+                    await connection.execute(Channel.EVENTS.listen())
                     self._ready.set()
                     self._wake_all()  # whatever happened while we were not listening
                     async for notice in connection.notifies():
@@ -89,7 +91,7 @@ class RunNotifier:
             except asyncio.CancelledError:
                 raise
             except (psycopg.Error, OSError) as exc:
-                log.warning("LISTEN %s failed (%s); streams poll until it is back", CHANNEL, exc)
+                log.warning("LISTEN %s failed (%s); streams poll until it is back", Channel.EVENTS.value, exc)
                 self._ready.clear()
                 await asyncio.sleep(RECONNECT_S)
 

@@ -39,6 +39,7 @@ from tenacity import (
     wait_exponential,
 )
 
+from service.core.channels import Channel
 from service.core.states import CallbackState
 from service.api.delivery.targets import RefusedTarget, resolve
 from service.core.settings import Settings
@@ -46,7 +47,6 @@ from service.api.auth.principal import SYSTEM
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "passk_callbacks"
 POLL_S = 5.0
 CLAIM_TIMEOUT = "15 minutes"
 
@@ -103,14 +103,14 @@ class Dispatcher:
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as connection:
-                    await connection.execute(f"LISTEN {CHANNEL}")
+                    await connection.execute(Channel.CALLBACKS.listen())
                     self._wake.set()
                     async for _ in connection.notifies():
                         self._wake.set()
             except asyncio.CancelledError:
                 raise
             except (psycopg.Error, OSError) as exc:
-                log.warning("LISTEN %s failed (%s); polling", CHANNEL, exc)
+                log.warning("LISTEN %s failed (%s); polling", Channel.CALLBACKS.value, exc)
                 await asyncio.sleep(POLL_S)
 
     async def _loop(self) -> None:

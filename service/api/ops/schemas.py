@@ -32,6 +32,9 @@ class RunCounts(BaseModel):
 class Workers(BaseModel):
     live: int = Field(description="Worker processes whose last heartbeat has not expired.")
     threads: int = Field(description="Parallel sandboxes of the live workers.")
+    engines_down: int = Field(
+        0, description="Live workers whose Docker engine does not answer: they claim nothing until it does."
+    )
 
 
 class Status(BaseModel):

@@ -36,7 +36,7 @@ _FIGURES = text(
         (SELECT count(*) FROM samples WHERE verdict = '{Verdict.SANDBOX_ERROR}') AS sandbox_errors_total,
         (SELECT coalesce(json_object_agg(status, n), '{{}}'::json)
             FROM (SELECT status, count(*) AS n FROM runs GROUP BY status) AS by_status) AS runs,
-        (SELECT coalesce(json_agg(json_build_array(owner, threads, processed, sandbox_errors) ORDER BY owner), '[]'::json)
+        (SELECT coalesce(json_agg(json_build_array(owner, threads, processed, sandbox_errors, engine_up) ORDER BY owner), '[]'::json)
             FROM worker_heartbeats WHERE expires_at > now()) AS workers,
         now() AS generated_at
     """
@@ -49,6 +49,7 @@ class LiveWorker:
     threads: int
     processed: int
     sandbox_errors: int
+    engine_up: bool
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,10 @@ async def compute(session: AsyncSession) -> Figures:
             seen_by_live_workers=sum(worker.sandbox_errors for worker in workers),
         ),
         runs=RunCounts(**row.runs),
-        workers=Workers(live=len(workers), threads=sum(worker.threads for worker in workers)),
+        workers=Workers(
+            live=len(workers), threads=sum(worker.threads for worker in workers),
+            engines_down=sum(not worker.engine_up for worker in workers),
+        ),
         generated_at=row.generated_at,
     )
     return Figures(status=status, workers=workers)
@@ -127,6 +131,13 @@ class _Exposition:
         yield runs
         yield GaugeMetricFamily("passk_workers_live", "Worker processes with a live heartbeat.", value=status.workers.live)
         yield GaugeMetricFamily("passk_worker_threads_live", "Parallel sandboxes of the live workers.", value=status.workers.threads)
+        yield GaugeMetricFamily(
+            "passk_engines_down", "Live workers whose Docker engine does not answer.", value=status.workers.engines_down
+        )
+        engine_up = GaugeMetricFamily(
+            "passk_engine_up", "1 while a live worker's Docker engine answers, 0 while it does not (it claims nothing).",
+            labels=["worker"],
+        )
         processed = CounterMetricFamily(
             "passk_worker_processed", "Samples a live worker recorded since it started.", labels=["worker"]
         )
@@ -137,8 +148,10 @@ class _Exposition:
         for worker in workers:
             processed.add_metric([worker.owner], worker.processed)
             errors.add_metric([worker.owner], worker.sandbox_errors)
+            engine_up.add_metric([worker.owner], int(worker.engine_up))
         yield processed
         yield errors
+        yield engine_up
 
 
 def exposition(figures: Figures) -> bytes:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Response, status
 
 from service.api.compare.service import CompareOptions
-from service.api.datasets.schemas import StorableStr
+from service.formats.fields import StorableStr
 from service.api.dependencies import SessionDep, openapi_error
 from service.api.multirun import ResamplesQuery, SeedQuery, comparison_responses
 from service.api.release import service as release_service

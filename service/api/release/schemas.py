@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt, model_validator
 
-from service.api.datasets.schemas import Key, StorableStr
+from service.formats.fields import Key, StorableStr
 from service.statistics.release import ReleaseVerdict
 
 

@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, Response
 
 from sandbox.verdicts import Verdict
 from service.api import idempotency
-from service.api.datasets.schemas import StorableStr
+from service.formats.fields import StorableStr
 from service.api.delivery.admission import QUEUE_FULL
 from service.api.delivery.events import event_stream, wait_for_run_end
 from service.api.dependencies import SessionDep, SettingsDep, app_singleton, commit_now, etag_matches, openapi_422, openapi_error, openapi_invalid_input

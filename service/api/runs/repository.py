@@ -13,6 +13,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service.core.flags import FLAGS
+from service.core.channels import Channel, notify
 from service.core.models import Dataset, Problem, Run, Sample, WebhookDelivery
 from service.core.states import RunState, SampleState
 from service.api.auth.principal import Principal
@@ -153,7 +154,7 @@ class RunRepository:
 
     async def notify_workers(self) -> None:
         # Delivered at commit, so a worker never wakes for samples it cannot see yet.
-        await self.session.execute(text("NOTIFY passk_samples"))
+        await self.session.execute(notify(Channel.SAMPLES))
 
     async def get(self, principal: Principal, run_id: uuid.UUID, *, for_update: bool = False) -> Run | None:
         """One of the caller's runs (any run for an operator); None for another project's as for no run."""
@@ -313,11 +314,11 @@ class RunRepository:
 
     async def notify_run_ended(self, run: Run) -> None:
         """A cancelled run: its followers get the final event, its webhook becomes owed (at commit)."""
-        await self.session.execute(text("SELECT pg_notify('passk_events', :run)"), {"run": str(run.id)})
+        await self.session.execute(notify(Channel.EVENTS, str(run.id)))
         if run.callback_url is not None:
             await self.session.execute(
                 update(Run).where(Run.id == run.id).values(callback_state="pending")
                 .execution_options(synchronize_session=False)
             )
             set_committed_value(run, "callback_state", "pending")
-            await self.session.execute(text("NOTIFY passk_callbacks"))
+            await self.session.execute(notify(Channel.CALLBACKS))

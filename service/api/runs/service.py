@@ -5,11 +5,13 @@ from __future__ import annotations
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from sandbox import languages
+from sandbox.tracebacks import strip_runtime_frames
 from sandbox.verdicts import Verdict
 from service.api import hidden_tests
 from service.api.auth.principal import Principal
@@ -20,6 +22,7 @@ from service.api.delivery.targets import RefusedTarget, resolve
 from service.core.exceptions import Conflict, InvalidInput, NotFound
 from service.core.models import Run
 from service.core.flags import Flag
+from service.core.limits import limits_in_force
 from service.core.samples import SAMPLE_METADATA
 from service.api.runs.repository import DatasetHeader, FlagCounts, RunRepository
 from service.api.runs.schemas import (
@@ -42,31 +45,13 @@ from service.api.runs.schemas import (
 from service.core.settings import Settings
 from service.core.states import RunState, SampleState
 
-T = TypeVar("T")
-
-
-def _first(*values: T | None) -> T:
-    return next(value for value in values if value is not None)
-
-
-def _compile_limits(run: Run | Row[Any], dataset: DatasetHeader) -> tuple[float | None, int | None]:
-    """The compile limits in force: the run's, else the dataset's, else the language's (None: not compiled)."""
-    from sandbox import languages
-
-    if dataset.language not in languages.all_languages() or not languages.get(dataset.language).compiled:
-        return None, None
-    language = languages.get(dataset.language)
-    default_mb = language.compile_memory_bytes // (1024 * 1024) if language.compile_memory_bytes else None
-    time_s = next((v for v in (run.compile_time_limit_s, dataset.compile_time_limit_s) if v is not None),
-                  language.compile_time_limit_s)
-    memory_mb = next((v for v in (run.compile_memory_mb, dataset.compile_memory_mb) if v is not None), default_mb)
-    return time_s, memory_mb
-
-
 def _summary_fields(settings: Settings, run: Run | Row[Any], dataset: DatasetHeader) -> dict[str, Any]:
     """RunSummary's fields, from an ORM run or a Core row of the runs table."""
-    dataset_time, dataset_memory = dataset.time_limit_s, dataset.memory_mb
-    compile_time_limit_s, compile_memory_mb = _compile_limits(run, dataset)
+    # The run's own limits over the dataset's (a problem may still set its own: shown on the problem).
+    limits = limits_in_force(
+        run=run, dataset=dataset, language=languages.all_languages().get(dataset.language),
+        default_time_limit_s=settings.default_time_limit_s, default_memory_mb=settings.default_memory_mb,
+    )
     return dict(
         id=run.id,
         dataset_id=run.dataset_id,
@@ -81,12 +66,14 @@ def _summary_fields(settings: Settings, run: Run | Row[Any], dataset: DatasetHea
         note=run.note,
         tags=list(run.tags or []),
         archived=run.archived,
-        time_limit_s=_first(run.time_limit_s, dataset_time, settings.default_time_limit_s),
-        memory_mb=_first(run.memory_mb, dataset_memory, settings.default_memory_mb),
-        compile_time_limit_s=compile_time_limit_s,
-        compile_memory_mb=compile_memory_mb,
+        time_limit_s=limits.time_limit_s,
+        memory_mb=limits.memory_mb,
+        compile_time_limit_s=limits.compile_time_limit_s,
+        compile_memory_mb=limits.compile_memory_mb,
         cache=run.use_cache,
         currency=run.currency,
+        checkpoint=run.checkpoint,
+        step=run.step,
         created_at=run.created_at,
         started_at=run.started_at,
         finished_at=run.finished_at,
@@ -123,7 +110,8 @@ def _check_completions(body: RunCreate, settings: Settings) -> None:
         if len(sample.completion) * 4 > limit and (size := len(sample.completion.encode("utf-8"))) > limit:
             raise InvalidInput(
                 ["body", "samples", position, "completion"],
-                f"completion of sample {position} is {size} bytes; the limit is {limit}",
+                f"the completion of samples[{position}] (sample {position + 1} of {len(body.samples)}, counting from 1) "
+                f"is {size} bytes; the limit is {limit}",
             )
 
 
@@ -185,6 +173,10 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
             "compile_memory_mb": body.compile_memory_mb,
             "use_cache": body.cache,
             "currency": body.currency,
+            "display_name": body.display_name,
+            "tags": list(dict.fromkeys(body.tags)),  # order kept, duplicates dropped (as PATCH does)
+            "checkpoint": body.checkpoint,
+            "step": body.step,
             "sample_count": len(body.samples),
             "problem_count": len({sample.problem_id for sample in body.samples}),
         }
@@ -314,7 +306,8 @@ async def samples(
     shown = [row._asdict() for row in rows[:limit]]
     if not principal.owns(dataset.project_id):
         shown = await _withheld_where_hidden(repository, shown, dataset.hidden_tests)
-    items = [SampleRead.model_validate(values) for values in shown]
+    items = [SampleRead.model_validate({**values, "traceback": strip_runtime_frames(values["stderr"], dataset.language)})
+             for values in shown]
     next_cursor = str(items[-1].id) if len(rows) > limit else None
     return SamplePage(items=items, next_cursor=next_cursor)
 

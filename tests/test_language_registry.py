@@ -13,7 +13,8 @@ from service.api.datasets.schemas import DatasetCreate
 from service.api.datasets.service import format_columns
 from service.formats import registry
 from service.formats.loader import to_problem
-from service.formats.run import completion_for
+from service.core.limits import limits_in_force
+from service.formats.run_code import completion_for
 from service.formats.program import program_for
 from tests.languages.conftest import humaneval_x_rows, multipl_e_rows
 
@@ -34,8 +35,8 @@ def test_every_language_module_is_complete() -> None:
 
 def test_every_format_is_in_the_registry() -> None:
     names = set(registry.formats())
-    assert names == {"humaneval", "mbpp", "stdio", "call", "run", "humaneval-x", "multipl-e"}
-    assert "run" not in registry.postable()
+    assert names == {"humaneval", "mbpp", "stdio", "call", "run_code", "humaneval-x", "multipl-e"}
+    assert "run_code" not in registry.postable()
     assert registry.allows_language("stdio", "cpp") and registry.allows_language("humaneval-x", "cpp")
     assert not registry.allows_language("humaneval-x", "python") and not registry.allows_language("humaneval", "cpp")
 
@@ -81,8 +82,10 @@ def test_every_language_has_its_own_run_code_name() -> None:
 
 
 def test_run_code_in_java_is_one_native_run_with_the_clients_limits() -> None:
-    problem = SimpleNamespace(format="run", language="java", effective_time_limit_s=0.5, effective_memory_mb=256,
-                              compile_time_limit_s=4.0)
+    problem = SimpleNamespace(format="run_code", language="java")
+    # The run carries the client's limits (run_timeout, memory_limit_MB, compile_timeout); the worker attaches them.
+    problem.limits = limits_in_force(run=SimpleNamespace(time_limit_s=0.5, memory_mb=256, compile_time_limit_s=4.0),
+                                     language=languages.get("java"))
     program = program_for(problem, completion_for("public class Main { public static void main(String[] a) {} }",
                                                   "7\n", {"in/x.txt": "eA=="}, ["out.txt"]))
     spec = program.native

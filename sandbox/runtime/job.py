@@ -82,6 +82,10 @@ class Case:
 class Native:
     """A job in another language than Python (sandbox/runtime/native.py).
 
+    "Native" means one thing across passk: a program run by its language's own toolchain (compiled or
+    interpreted) rather than by passk's Python judges. A Language is `native` when its programs are such jobs;
+    service/formats/native.py builds them, this type carries them, sandbox/runtime/native.py runs them.
+
     `tests`: the candidate build is the model's code and passk's server; the judge build is the problem's
     tests with stubs that call the candidate's process (the judge decides the verdict: see report.py). A
     language may also give a support build: trusted code the candidate's build uses (its server, compiled

@@ -25,7 +25,7 @@ RowTest = Callable[[dict[str, Any]], bool]
 RowConvert = Callable[[dict[str, Any]], dict[str, Any]]
 
 # Module names under service/formats/, in their listing (and row detection) order.
-MODULES = ("humaneval", "mbpp", "stdio", "call", "run", "humaneval_x", "multipl_e")
+MODULES = ("humaneval", "mbpp", "stdio", "call", "run_code", "humaneval_x", "multipl_e")
 NATIVE = ("<every language but python>",)
 
 
@@ -33,7 +33,7 @@ NATIVE = ("<every language but python>",)
 class Format:
     name: str  # the value of a problem's `format`
     program: Callable[[Any, str], Program]  # (problem row, completion) -> the program the sandbox runs
-    # The API's model for a problem of this format; None: the format is not posted in datasets (`run`, the
+    # The API's model for a problem of this format; None: the format is not posted in datasets (`run_code`, the
     # problem behind POST /run_code).
     model: type[BaseModel] | None = None
     # A validated model -> the problem's columns (see service.core.models.Problem).

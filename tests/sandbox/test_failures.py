@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from sandbox.executor import Sandbox
-from service.formats.run import completion_for
+from service.formats.run_code import completion_for
 from service.formats.program import program_for
 from tests.sandbox.programs import run_programs
 

@@ -21,7 +21,7 @@ from sandbox.languages.split import TestSource
 from sandbox.runtime import builds
 from sandbox.runtime.job import budget_s
 from sandbox.verdicts import Verdict
-from service.formats.run import completion_for
+from service.formats.run_code import completion_for
 from service.formats.program import program_for
 from service.worker.outcomes import outcome_values
 from tests.languages.conftest import humaneval_x_rows

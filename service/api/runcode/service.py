@@ -1,5 +1,5 @@
 """A /run_code request as a one-sample run of its language's `run` problem, and that sample as SandboxFusion's
-answer (service/formats/run.py makes the program; sandbox/runtime/native.py, mode `run`, runs it)."""
+answer (service/formats/run_code.py makes the program; sandbox/runtime/native.py, mode `run`, runs it)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ from service.core.exceptions import InvalidInput
 from service.core.models import Sample
 from service.core.states import RunPriority
 from service.core.settings import Settings
-from service.formats.run import completion_for
+from service.formats import run_code
+from service.formats.run_code import completion_for
 
 DATASET_NAME = "passk run_code"
 MODEL = "run_code"
@@ -95,7 +96,7 @@ async def _dataset_id(session: AsyncSession, principal: Principal, language: str
         return found.id
     await datasets.insert_problems([{
         "dataset_id": created.id, "position": 0, "key": problem_key(language), "prompt": "", "test": "",
-        "entry_point": "", "format": "run", "cases": [], "tags": ["run_code"],
+        "entry_point": "", "format": run_code.FORMAT.name, "cases": [], "tags": ["run_code"],
     }])
     return created.id
 

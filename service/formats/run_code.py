@@ -35,4 +35,4 @@ def program(problem: Any, completion: str) -> Program:
     return as_program(spec, language.name, limit)
 
 
-FORMAT = Format(name="run", program=program, languages=None, summary="the problem behind POST /run_code (not for datasets)")
+FORMAT = Format(name="run_code", program=program, languages=None, summary="the problem behind POST /run_code (not for datasets)")

@@ -363,14 +363,18 @@ class Worker:
         try:
             for attempt in retrying:
                 with attempt, transaction(self.sessions) as session:
-                    results.record_outcomes(
+                    recorded = results.record_outcomes(
                         session, self.owner, claimed, outcomes, self.settings.max_attempts, cached_ids, rerun_ids
                     )
                     queue.release_cancelled(session, self.owner, skipped)
-            return
         except RetryError:
-            pass
-        log.error("gave up recording %d results; their leases will expire and they will run again", len(claimed))
+            log.error("gave up recording %d results; their leases will expire and they will run again", len(claimed))
+            return
+        try:
+            with transaction(self.sessions) as session:
+                results.end_runs(session, recorded)
+        except (OperationalError, DBAPIError) as exc:  # the maintenance thread's sweep ends them
+            log.error("could not check whether runs %s ended: %s", recorded, exc)
 
     # -- the Docker engine
 
@@ -458,6 +462,8 @@ class Worker:
                 if time.monotonic() >= next_reclaim:
                     with transaction(self.sessions) as session:
                         reclaimed = queue.reclaim_expired(session, cfg.max_attempts)
+                    with transaction(self.sessions) as session:  # runs a reclaim or a lost worker finished
+                        results.end_runs(session)
                     if reclaimed:
                         log.warning("reclaimed %d samples from lost workers", reclaimed)
                     next_reclaim = time.monotonic() + RECLAIM_EVERY_S

@@ -6,7 +6,7 @@
 A LocalStack (its own Postgres cluster, the API over HTTP on 127.0.0.1) with a run of --samples samples
 (4 problems, as bench/load.py's) and no worker. Instead of sandboxes, this process finishes the run's
 samples straight in the database at the pace of a real run (the whole run in --seconds), as the results
-writer does: state done, a verdict, an event number, the run's event count. So every poll sees a run
+writer does: state done, a verdict, an event id. So every poll sees a run
 that changed since the last one, as during bench/load.py --slowdown, but the machine stays free and the
 figures are the API's own.
 
@@ -45,7 +45,8 @@ _FINISH = """
 WITH picked AS (
     SELECT id FROM samples WHERE run_id = %(run)s AND state = 'queued' ORDER BY id LIMIT %(n)s FOR UPDATE
 ), started AS (
-    UPDATE runs SET status = 'running', started_at = coalesce(started_at, now()) WHERE id = %(run)s AND status = 'queued'
+    UPDATE runs SET status = 'running', started_at = coalesce(started_at, now())
+    WHERE id = %(run)s AND status = 'queued'
 )
 UPDATE samples s SET state = 'done', attempts = 1, finished_at = now(),
        verdict = CASE WHEN s.id %% 4 = 3 THEN 'failed' ELSE 'passed' END,

@@ -3,8 +3,9 @@
 Every function takes a Session and never commits; the caller's `transaction()` makes each claim or each
 batch of results one atomic step. A lease guards every write: a worker that lost its lease (it was presumed
 dead and the samples went to another worker) cannot overwrite what the new owner records. Recording
-results: service/worker/results.py; the verdict cache: service/worker/cache.py. Lock order (runs, then
-samples) and SKIP LOCKED where a wait could deadlock, as documented at each statement.
+results: service/worker/results.py; the verdict cache: service/worker/cache.py. Lock order (runs sorted by id,
+then samples sorted by id; written out in results.py) and SKIP LOCKED where a wait could deadlock, as documented
+at each statement.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from service.worker.cache import cache_key
 from service.worker.results import (
     event_id,
     fixed,
+    held_by,
     leased_by,
     lock_runs,
     lock_runs_of,
@@ -313,9 +314,10 @@ def renew_leases(session: Session, owner: str, lease_s: float, sample_ids: Colle
     """
     if sample_ids is not None and not sample_ids:
         return 0
-    mine = select(samples.c.id).where(*leased_by(owner))
-    if sample_ids is not None:
-        mine = mine.where(samples.c.id.in_(sorted(sample_ids)))
+    if sample_ids is None:
+        mine = select(samples.c.id).where(*leased_by(owner))
+    else:  # by primary key (held_by: not by walking every worker's leases)
+        mine = select(samples.c.id).where(*held_by(owner), samples.c.id.in_(sorted(sample_ids)))
     # SKIP LOCKED: rows a thread is recording right now need no renewal, and waiting for them (while
     # holding others that the recorder wants next) deadlocked renewals against recordings.
     mine = mine.with_for_update(skip_locked=True)

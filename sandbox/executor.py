@@ -22,6 +22,7 @@ from sandbox.container import (
     ContainerConfig,
     SandboxContainer,
 )
+from sandbox.runtime.builds import STATS as BUILD_STATS
 from sandbox.runtime.report import FLAGS
 from sandbox.runtime.job import (
     DEFAULT_CPUS,
@@ -105,8 +106,7 @@ class SandboxSettings:
     # How often one program may break a container before it is given up as our fault.
     max_breaks_per_job: int = 2
     stats: dict[str, int] = field(
-        default_factory=lambda: {"containers": 0, "retired": 0, "broken": 0, "compiles": 0, "compile_hits": 0,
-                                 "pch_builds": 0, "pch_hits": 0, "pch_prebuilt": 0, "pch_rejected": 0}
+        default_factory=lambda: {"containers": 0, "retired": 0, "broken": 0, **dict.fromkeys(BUILD_STATS, 0)}
     )
     # The image of a language other than Python (built on demand); None: every job runs in `image`.
     images: Callable[[str], str] | None = None

@@ -134,9 +134,42 @@ async def test_run_validation_errors_name_the_problem(client: httpx.AsyncClient,
     big = ok + [{"problem_id": "a", "completion": "é" * 600}]  # 1,200 bytes in UTF-8
     response = await client.post("/v1/runs", json=_run_body(dataset["id"], big))
     assert response.status_code == 422 and _locs(response) == [["body", "samples", 1, "completion"]]
-    assert "sample 1" in response.text and "1200 bytes" in response.text
+    # The request's position (from 0, as `loc` gives it) and the sample's number (from 1, as a file's lines count).
+    assert "samples[1] (sample 2 of 2, counting from 1)" in response.text and "1200 bytes" in response.text
     response = await client.post("/v1/runs", json=_run_body(dataset["id"], ok * 4))
     assert response.status_code == 422 and "at most 3" in response.text
+
+
+async def test_a_422_echoes_a_short_excerpt_of_the_input(client: httpx.AsyncClient) -> None:
+    """A large body with a mistake gets a short answer: each error's `input` is cut to an excerpt."""
+    dataset = await create_dataset(client, ["a"])
+    samples = [{"problem_id": "a", "completion": "x" * 1000} for _ in range(2000)]  # about 2 MB
+    body = _run_body(dataset["id"], samples)
+    del body["model"]  # the error's input is the whole body
+    response = await client.post("/v1/runs", json=body)
+    assert response.status_code == 422 and _locs(response) == [["body", "model"]]
+    assert len(response.content) < 2_000, len(response.content)
+    echoed = response.json()["detail"][0]["input"]
+    assert echoed.startswith('{"dataset_id": ') and echoed.endswith("characters in all)"), echoed
+    # Short inputs come back as sent; past 100 errors the rest are counted, not listed.
+    wrong = [{"problem_id": "a"} for _ in range(150)]
+    response = await client.post("/v1/runs", json=_run_body(dataset["id"], wrong))
+    detail = response.json()["detail"]
+    assert response.status_code == 422 and len(detail) == 101, len(detail)
+    assert detail[0]["input"] == {"problem_id": "a"}
+    assert detail[-1]["type"] == "too_many_errors" and "50 more errors not shown" in detail[-1]["msg"], detail[-1]
+
+
+async def test_a_run_takes_a_name_and_tags(client: httpx.AsyncClient) -> None:
+    dataset = await create_dataset(client, ["a"])
+    ok = [{"problem_id": "a", "completion": "pass"}]
+    response = await client.post("/v1/runs", json=_run_body(dataset["id"], ok, display_name="7b nightly",
+                                                             tags=["nightly", "7b", "nightly"]))
+    assert response.status_code == 202, response.text
+    run = response.json()
+    assert run["display_name"] == "7b nightly" and run["tags"] == ["nightly", "7b"], run
+    response = await client.post("/v1/runs", json=_run_body(dataset["id"], ok, tags=[" padded "]))
+    assert response.status_code == 422 and _locs(response) == [["body", "tags", 0]]
 
 
 async def test_get_and_list_runs(client: httpx.AsyncClient) -> None:

@@ -89,7 +89,7 @@ async def test_cost_needs_a_currency_and_a_valid_one(client: httpx.AsyncClient) 
     dataset = await create_dataset(client, ["a"])
     response = await _post(client, dataset["id"], [_sample("a", cost=0.01)])
     assert response.status_code == 422
-    assert "sample 0 has a cost but the run has no currency" in response.text
+    assert "samples[0] (sample 1, counting from 1) has a cost but the run has no currency" in response.text
     response = await _post(client, dataset["id"], [_sample("a", cost=0.01)], currency="dollars")
     assert response.status_code == 422
     assert response.json()["detail"][0]["loc"] == ["body", "currency"]

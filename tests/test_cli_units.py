@@ -96,3 +96,39 @@ def test_export_rows_carry_the_flags_and_keep_the_rest() -> None:
     assert not skipped
     assert list(rows[0]) == ["task_id", "completion", "result", "passed", "passk_verdict", "passk_detail", "flags", "cost"]
     assert rows[0]["flags"] == ["reached_judge"] and rows[0]["passed"] is True and rows[1]["flags"] == []
+
+
+def _interval_dict(estimate: float, low: float | None, high: float | None) -> dict[str, object]:
+    return {"estimate": estimate, "ci_low": low, "ci_high": high, "label": "95 % BCa", "method_used": "bca"}
+
+
+def test_checkpoints_table() -> None:
+    series = {
+        "model": "trainee", "dataset_name": "HumanEval-20", "dataset_id": "d1", "k": 1, "confidence": 0.95,
+        "significant_changes": 1, "warnings": ["some runs have fewer than 30 finished problems"],
+        "pending": [{"run_id": "cccccccc-0000", "checkpoint": "ckpt-4", "step": 4000, "status": "running"}],
+        "points": [
+            {"run_id": "aaaaaaaa-0000", "checkpoint": "ckpt-1", "step": 1000, "partial": False,
+             "pass_at_k": _interval_dict(0.25, 0.125, 0.375), "vs_previous": None},
+            {"run_id": "bbbbbbbb-0000", "checkpoint": None, "step": 2000, "partial": True, "problems": 18,
+             "pass_at_k": _interval_dict(0.75, 0.6, 0.9),
+             "vs_previous": {"difference": _interval_dict(0.5, 0.35, 0.65), "problems": 20, "p_value": 1.9073486328125e-06,
+                             "significant": True, "direction": "better"}},
+        ],
+    }
+    series["points"][1]["pass_at_k"] |= {"warning": "few problems", "effective_problems": 9.96}
+    text = client_commands.render_checkpoints(series)
+    lines = text.splitlines()
+    assert lines[0] == "model trainee on HumanEval-20 (d1): pass@1 by training step"
+    assert lines[3].split() == ["step", "checkpoint", "run", "pass@1", "vs", "previous,", "pts", "p", "change"]
+    assert lines[4].split() == ["1000", "ckpt-1", "aaaaaaaa", "25.00%", "[12.50%,", "37.50%]", "-", "-", "-"]
+    assert lines[5].split() == ["2000", "-", "bbbbbbbb", "75.00%", "[60.00%,", "90.00%]",
+                                "+50.00", "[+35.00,", "+65.00]", "1.9e-06", "BETTER"]
+    assert max(len(line) for line in lines[3:6]) <= 100
+    assert lines[7] == "intervals: 95 % BCa; each change paired over 20 problems shared with the step before"
+    assert lines[8] == ("BETTER / WORSE: significant at 5% at that step (two-sided sign-flip test, as `passk compare`): "
+                        "1 of 1 steps")
+    assert lines[9] == "step 2000: partial, over the 18 problems finished so far"
+    assert lines[10] == "step 2000: pass@1 rests on ~10.0 problems"
+    assert "not yet plotted: step 4000 (ckpt-4, running, run cccccccc)" in text
+    assert text.endswith("warning: some runs have fewer than 30 finished problems")

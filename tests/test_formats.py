@@ -335,6 +335,7 @@ def test_bad_files_name_the_line(tmp_path: Path) -> None:
     good = json.dumps(MBPP_ROWS[0])
     cases = {
         "not-json.jsonl": ([good, "", "{oops"], r":3: not valid JSON"),
+        "unterminated.jsonl": ([good, '{"id": "x'], r":2: not valid JSON \(Unterminated string starting at column 8\)"),
         "array.jsonl": ([good, "[1, 2]"], r":2: expected a JSON object .*got an array"),
         "unknown.jsonl": ([good, json.dumps({"question": "?"})], r":2: not a problem in a known format"),
         "mbpp-missing.jsonl": ([good, json.dumps({**MBPP_ROWS[1], "test_list": []})], r":2: not a valid mbpp problem: field 'test_list'"),

@@ -1,5 +1,5 @@
-"""How a worker thread cuts a claimed batch into frames (service/worker/runner.py `_Frames`): unit tests with a
-stand-in sandbox and worker, no Docker or database."""
+"""How a worker thread cuts a claimed batch into frames (service/worker/frames.py): unit tests with a stand-in
+sandbox and recorder passed in, no Docker or database."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from sandbox.executor import Job, Outcome
 from sandbox.verdicts import Verdict
-from service.worker.runner import _Frames
+from service.worker.frames import Frames, Skipped
 
 
 class _Sandbox:
@@ -25,15 +25,18 @@ class _Sandbox:
 
 
 class _Worker:
-    def __init__(self) -> None:
-        self.gate = SimpleNamespace(shared=contextlib.nullcontext)
-        self.recorded: list[int] = []
+    """What a worker passes a batch's frames: the re-run gate's shared side, the engine check, the recorder."""
 
-    def _record(self, samples: list, outcomes: list, cached: set, reruns: set) -> None:
+    def __init__(self, cancelled: bool = False) -> None:
+        self.recorded: list[int] = []
+        self.is_cancelled = cancelled
+
+    def record(self, samples: list, outcomes: list) -> None:
         self.recorded.append(len(samples))
 
-    def _engine_answers(self, _sandbox: object) -> bool:
-        return True
+    def frames(self, sandbox: _Sandbox, claimed: list, last: tuple[uuid.UUID, int] | None = None) -> Frames:
+        return Frames(sandbox, claimed, shared=contextlib.nullcontext, engine_answers=lambda _sandbox: True,  # type: ignore[arg-type]
+                      record=self.record, cancelled=lambda: self.is_cancelled, last=last)
 
 
 def _batch(run_id: uuid.UUID, n: int, first_id: int = 1) -> tuple[list[SimpleNamespace], list[Job]]:
@@ -44,7 +47,7 @@ def _batch(run_id: uuid.UUID, n: int, first_id: int = 1) -> tuple[list[SimpleNam
 def test_a_first_batch_starts_with_one_program_and_doubles_while_frames_are_short() -> None:
     worker, sandbox = _Worker(), _Sandbox()
     claimed, jobs = _batch(uuid.uuid4(), 16)
-    frames = _Frames(worker, sandbox, claimed)  # type: ignore[arg-type]
+    frames = worker.frames(sandbox, claimed)
     outcomes = frames.run(jobs)
     assert [o.id for o in outcomes] == [job.id for job in jobs]
     assert sandbox.frames == [1, 2, 4, 8, 1]
@@ -59,11 +62,11 @@ def test_the_next_batch_of_the_same_run_starts_at_the_size_the_last_one_reached(
     worker, sandbox = _Worker(), _Sandbox()
     run_id = uuid.uuid4()
     claimed, jobs = _batch(run_id, 16)
-    first = _Frames(worker, sandbox, claimed)  # type: ignore[arg-type]
+    first = worker.frames(sandbox, claimed)
     first.run(jobs)
     sandbox.frames.clear()
     claimed, jobs = _batch(run_id, 16, first_id=100)
-    second = _Frames(worker, sandbox, claimed, (first.run_id, first.size))  # type: ignore[arg-type]
+    second = worker.frames(sandbox, claimed, (first.run_id, first.size))
     second.run(jobs)
     assert sandbox.frames == [16]
     assert second.size == 32
@@ -73,6 +76,14 @@ def test_the_next_batch_of_the_same_run_starts_at_the_size_the_last_one_reached(
 def test_a_batch_of_another_run_starts_again_with_one_program() -> None:
     worker, sandbox = _Worker(), _Sandbox()
     claimed, jobs = _batch(uuid.uuid4(), 4)
-    frames = _Frames(worker, sandbox, claimed, (uuid.uuid4(), 64))  # type: ignore[arg-type]
+    frames = worker.frames(sandbox, claimed, (uuid.uuid4(), 64))
     frames.run(jobs)
     assert sandbox.frames == [1, 2, 1]
+
+
+def test_a_cancelled_run_skips_the_rest_as_skipped_outcomes() -> None:
+    worker, sandbox = _Worker(cancelled=True), _Sandbox()
+    claimed, jobs = _batch(uuid.uuid4(), 3)
+    outcomes = worker.frames(sandbox, claimed).run(jobs)
+    assert sandbox.frames == [] and all(isinstance(o, Skipped) for o in outcomes)
+    assert [o.id for o in outcomes] == [job.id for job in jobs]

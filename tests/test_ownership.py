@@ -34,7 +34,7 @@ PATH_OBJECTS = {"run_id": "run", "dataset_id": "dataset", "rule": "rule", "sessi
 # Query parameters that name an object: (which object, whether the route is a listing that filters by it: then
 # another project's object lists nothing instead of a 404).
 QUERY_OBJECTS = {"base": ("run", False), "candidate": ("run", False), "runs": ("run", False), "rule": ("rule", False),
-                 "dataset_id": ("dataset", True)}
+                 "dataset_id": ("dataset", True), "dataset": ("dataset", False)}
 # Query parameters that name no object of their own (checked so that a new one must be classified).
 QUERY_PLAIN = {"k", "method", "confidence", "resamples", "seed", "plugin", "group_by", "tag_prefix", "diversity",
                "bins", "model", "status", "tag", "archived", "q", "id_prefix", "sort", "limit", "offset", "verdict",
@@ -68,7 +68,7 @@ async def _team(app: FastAPI, db_session: AsyncSession, project: str) -> Team:
     mark = secrets.token_hex(4)
     dataset = await create_dataset(team.http, ["p0", "p1"], name=f"{project}-data-{mark}")
     model = f"{project}-model-{mark}"
-    run = await create_run(team.http, dataset["id"], {"p0": 2, "p1": 2}, model=model)
+    run = await create_run(team.http, dataset["id"], {"p0": 2, "p1": 2}, model=model, checkpoint="ckpt-1", step=1)
     for key_ in ("p0", "p1"):
         await set_verdicts(db_session, run["id"], key_, ["passed", "failed"])
     rule = (await team.http.post("/v1/release-rules", json={

@@ -64,6 +64,9 @@ def test_reads_csv_with_tags_and_gzip(tmp_path: Path) -> None:
         ("x.csv", "problem_id,n,c\n", "no results"),
         ("r.jsonl", '{"task_id": "a", "passed": "yes"}\n', "r.jsonl:1"),
         ("r.jsonl", '{"task_id": "a", "passed": true}\nnot json\n', "r.jsonl:2: not JSON"),
+        # json's own message ends in "at": said once, with the column
+        ("r.jsonl", '{"task_id": "a, "passed": true}\n', r"r.jsonl:1: not JSON \(Expecting ',' delimiter at column 18\)"),
+        ("r.jsonl", '{"task_id": "a\n', r"not JSON \(Unterminated string starting at column 13\)$"),
         ("r.jsonl", '{"passed": true}\n', "task_id"),
     ],
 )

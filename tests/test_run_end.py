@@ -31,7 +31,9 @@ def _two_claims(sessions: sessionmaker[Session]) -> tuple[uuid.UUID, list, list]
     with transaction(sessions) as db:
         dataset, (problem,) = _dataset(db, 1)
         run = _run(db, dataset, problem, None, "interactive", 2)
-        db.execute(text("UPDATE runs SET callback_url = 'http://hook.invalid/' WHERE id = :id"), {"id": run})
+        # No cache: these verdicts must not answer other tests' programs (committed, on the shared database).
+        db.execute(text("UPDATE runs SET callback_url = 'http://hook.invalid/', use_cache = false WHERE id = :id"),
+                   {"id": run})
     claims = []
     for owner in ("a", "b"):
         with transaction(sessions) as db:

@@ -198,3 +198,24 @@ async def test_a_key_made_before_projects_acts_for_the_default_project(empty_dat
     finally:
         await async_engine.dispose()
     assert principal is not None and principal.project == "default" and principal.scopes == {"read", "submit"}
+
+
+def test_checkpoint_columns_up_and_down(empty_database: str) -> None:
+    """0018 adds a run's checkpoint and step (empty on the runs already there) and takes them away again."""
+    config = alembic_config(empty_database)
+    command.upgrade(config, "0017")
+    engine = make_sync_engine(empty_database)
+    columns = text("SELECT column_name FROM information_schema.columns WHERE table_name = 'runs' "
+                   "AND column_name IN ('checkpoint', 'step') ORDER BY column_name")
+    index = text("SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_runs_checkpoints'")
+    try:
+        command.upgrade(config, "0018")
+        with engine.connect() as db:
+            assert db.execute(columns).scalars().all() == ["checkpoint", "step"]
+            assert "WHERE (step IS NOT NULL)" in db.execute(index).scalar_one()
+        command.downgrade(config, "0017")
+        with engine.connect() as db:
+            assert db.execute(columns).scalars().all() == [] and db.execute(index).scalar_one_or_none() is None
+        command.upgrade(config, "head")
+    finally:
+        engine.dispose()

@@ -140,6 +140,7 @@ class Language:
     stderr_verdicts: tuple[tuple[str, str], ...] = ()
     # Names MultiPL-E and others use for the language ("cpp", "js", "rs"...).
     aliases: tuple[str, ...] = ()
+    run_code_names: tuple[str, ...] = ()  # SandboxFusion's names for this language on /run_code ("cpp", "nodejs")
     # The original harness's commands, for bench/languages.py and the differential tests: shell lines run in a
     # directory holding `source_file` (HumanEval-X's execution.py; MultiPL-E's evaluation/src/eval_<language>.py
     # for the languages HumanEval-X lacks).

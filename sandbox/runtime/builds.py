@@ -40,8 +40,9 @@ PCH_CACHE = f"{CACHE_ROOT}/pch"
 MAX_CACHED_BYTES = 64 * 1024 * 1024
 COMPILE_IDLE_S = 5.0
 
-# Per container, for the host (reported with each result).
-stats = {"compiles": 0, "compile_hits": 0, "pch_builds": 0, "pch_hits": 0, "pch_prebuilt": 0, "pch_rejected": 0}
+# Per container, for the host (reported with each result): the counters' names, and their values.
+STATS = ("compiles", "compile_hits", "pch_builds", "pch_hits", "pch_prebuilt", "pch_rejected")
+stats = dict.fromkeys(STATS, 0)
 # Header keys whose build failed or whose PCH is too big for the cache: compiled without a PCH.
 _PCH_REFUSED: set = set()
 # Keys of the cached judge and support builds (kept when the cache makes room), and of those that did not build

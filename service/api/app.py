@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import AsyncIterator
@@ -22,6 +23,7 @@ from service.api.auth.dependencies import AUTH_RESPONSES, authenticate, authoriz
 from service.api.auth.endpoints import router as session_router
 from service.api.auth.endpoints import sessions_router
 from service.api.body_limit import BodySizeLimit
+from service.api.checkpoints.endpoints import router as checkpoints_router
 from service.api.compare.endpoints import router as compare_router
 from service.api.dashboard import install as install_dashboard
 from service.core.database import make_async_engine, make_async_sessionmaker
@@ -31,6 +33,7 @@ from service.api.delivery.events import close_notifier
 from service.api.delivery.webhooks import Dispatcher
 from service.api.dependencies import openapi_error
 from service.api.docs import install as install_docs
+from service.api.guide import install as install_guide
 from service.core.embedded_postgres import resolve_database_url
 from service.core.exceptions import APIError
 from service.api.metrics.endpoints import router as metrics_router
@@ -66,6 +69,31 @@ def _encodable(value: Any) -> Any:
     if isinstance(value, dict):
         return {_encodable(key): _encodable(item) for key, item in value.items()}
     return value
+
+
+# A 422 names what was wrong and where; it echoes at most this much of the offending input, so a
+# 12 MB body with one bad field gets a short answer, not its own bytes back.
+ECHO_CHARS = 200
+MAX_ERRORS = 100
+
+
+def _excerpt(value: Any) -> Any:
+    """The input as sent when it is short; else its first ECHO_CHARS characters (as JSON text for a
+    list or an object) and how long it was."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= ECHO_CHARS:
+        return value
+    return f"{text[:ECHO_CHARS]}… ({len(text):,} characters in all)"
+
+
+def validation_detail(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The errors of a 422 with every `input` cut to a short excerpt, and at most MAX_ERRORS of them."""
+    shown = [{**error, "input": _excerpt(error["input"])} if isinstance(error, dict) and "input" in error else error
+             for error in errors[:MAX_ERRORS]]
+    if len(errors) > MAX_ERRORS:
+        shown.append({"type": "too_many_errors", "loc": [], "input": None,
+                      "msg": f"{len(errors) - MAX_ERRORS} more errors not shown; fix these and send again"})
+    return shown
 
 
 class Health(BaseModel):
@@ -115,6 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(compare_router, **protected)
     app.include_router(release_router, **protected)
     app.include_router(sweeps_router, **protected)
+    app.include_router(checkpoints_router, **protected)  # GET /v1/checkpoints
     app.include_router(multilang_router, **protected)  # GET /v1/languages/compare
     app.include_router(runcode_router, **protected)  # POST /run_code (SandboxFusion-compatible): submit scope
     app.include_router(session_router, responses={413: AUTH_RESPONSES[413]})
@@ -122,16 +151,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(sessions_router, dependencies=[Depends(authenticate)], responses=AUTH_RESPONSES)
     install_dashboard(app)  # HTML pages at /, /runs/..., /compare, /login and /static
     install_docs(app)  # /docs and /redoc, assets under /docs-assets
+    install_guide(app, settings.guide_dir)  # the documentation site at /guide/ (`passk docs build`)
 
     @app.exception_handler(APIError)
     async def _api_error(request: Request, exc: APIError) -> JSONResponse:
-        return JSONResponse({"detail": exc.detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
+        detail = validation_detail(exc.detail) if exc.status_code == 422 and isinstance(exc.detail, list) else exc.detail
+        return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's own 422 body, except that echoed input is made encodable: a lone surrogate
         # or a NaN in the request would otherwise turn the 422 into a 500 while rendering it.
-        content = {"detail": _encodable(jsonable_encoder(exc.errors()))}
+        content = {"detail": validation_detail(_encodable(jsonable_encoder(exc.errors())))}
         return JSONResponse(content, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
 
     @app.exception_handler(DataError)

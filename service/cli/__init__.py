@@ -12,7 +12,7 @@ import importlib
 import logging
 
 # Each module has `register(subparsers)`; its subcommands set `func(args) -> int`.
-COMMAND_MODULES = ("service.cli.operators", "service.cli.keys", "service.client.report_command", "service.client.commands")
+COMMAND_MODULES = ("service.cli.operators", "service.cli.keys", "service.cli.docs", "service.client.report_command", "service.client.commands")
 
 
 def build_parser() -> argparse.ArgumentParser:

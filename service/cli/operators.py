@@ -84,7 +84,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     from service.core.migrate import upgrade_to_head
 
     settings = get_settings()
-    base_url = f"http://{settings.api_host}:{settings.api_port}"
+    base_url = f"http://{args.host or settings.api_host}:{args.port or settings.api_port}"
     if _healthy(base_url):
         print(f"passk is already running at {base_url}")
         return 0
@@ -95,13 +95,14 @@ def cmd_up(args: argparse.Namespace) -> int:
     url = resolve_database_url(settings)
     upgrade_to_head(url)
     _ensure_dev_key(settings.model_copy(update={"database_url": url}), data_dir)
+    _build_guide(settings)
     env = {**os.environ, "PASSK_DATABASE_URL": url, "PASSK_SANDBOX_IMAGE": image}
     if root is not None:
         env["DOCKER_HOST"] = host_under(root)
     if embedded is not None:
         threading.Thread(target=embedded.supervise, name="engine", daemon=True).start()
     worker = subprocess.Popen([sys.executable, "-m", "service.cli", "worker"], env=env, preexec_fn=_die_with_parent)
-    print(f"passk API on {base_url} (docs at {base_url}/docs); worker pid {worker.pid}; Ctrl-C stops both", flush=True)
+    print(f"passk API on {base_url} (guide at {base_url}/guide/, API reference at {base_url}/docs); worker pid {worker.pid}; Ctrl-C stops both", flush=True)
     try:
         return _serve(settings.model_copy(update={"database_url": url, "sandbox_image": image}), args)
     finally:
@@ -112,6 +113,16 @@ def cmd_up(args: argparse.Namespace) -> int:
             worker.kill()
         if embedded is not None:
             embedded.stop()
+
+
+def _build_guide(settings: Settings) -> None:
+    """The documentation site for /guide/; without MkDocs the API still runs and /guide/ says how to build it."""
+    from service.cli.docs import DocsUnavailable, build_site
+
+    try:
+        build_site(settings.guide_dir)
+    except DocsUnavailable as exc:
+        print(f"the guide at /guide/ is not built: {exc}", flush=True)
 
 
 def _die_with_parent() -> None:

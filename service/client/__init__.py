@@ -271,10 +271,22 @@ class PasskClient:
         cache: bool = True,
         compile_time_limit_s: float | None = None,
         compile_memory_mb: int | None = None,
+        name: str | None = None,
+        tags: Sequence[str] = (),
+        checkpoint: str | None = None,
+        step: int | None = None,
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "dataset_id": dataset_id, "model": model, "sampling": sampling, "samples": list(samples), "cache": cache,
         }
+        if name:
+            body["display_name"] = name
+        if tags:
+            body["tags"] = list(tags)
+        if checkpoint is not None:
+            body["checkpoint"] = checkpoint
+        if step is not None:
+            body["step"] = step
         if time_limit_s is not None:
             body["time_limit_s"] = time_limit_s
         if memory_mb is not None:
@@ -336,7 +348,9 @@ class PasskClient:
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         try:
             shown = 0.0
-            for event in self.events(run_id, deadline=deadline):
+            # Keepalives arrive every few seconds while nothing finishes (a queued run): progress is
+            # shown then too, so a log is never silent for minutes.
+            for event in self.events(run_id, deadline=deadline, keepalives=True):
                 if event["event"] == "end":
                     run = self.get_run(run_id)
                     if on_progress is not None:
@@ -357,9 +371,11 @@ class PasskClient:
                 raise PasskError(f"run {run_id} did not finish within {timeout_s:g} s (it continues on the server)")
             time.sleep(poll_s)
 
-    def events(self, run_id: str, *, after: int = 0, deadline: float | None = None) -> Iterator[dict[str, Any]]:
+    def events(self, run_id: str, *, after: int = 0, deadline: float | None = None,
+               keepalives: bool = False) -> Iterator[dict[str, Any]]:
         """The run's live events ({"id", "event", "data"}): each finished sample, then `end`. Reconnects
-        with Last-Event-ID when the connection drops, so nothing is lost or repeated."""
+        with Last-Event-ID when the connection drops, so nothing is lost or repeated. With `keepalives`,
+        the server's keepalive comments (sent while the run is quiet) come as {"event": "keepalive"}."""
         import json
 
         last = after
@@ -384,6 +400,8 @@ class PasskClient:
                     fields: dict[str, str] = {}
                     for line in response.iter_lines():
                         if line:
+                            if line.startswith(":") and keepalives:
+                                yield {"id": None, "event": "keepalive", "data": None}
                             if not line.startswith(":"):
                                 name, _, value = line.partition(":")
                                 fields[name] = value[1:] if value.startswith(" ") else value
@@ -429,6 +447,11 @@ class PasskClient:
     def compare(self, base: str, candidate: str, ks: Sequence[int] = (1,), **params: Any) -> dict[str, Any]:
         """Paired comparison, candidate minus base (GET /v1/compare)."""
         return self._json("GET", "/v1/compare", params={"base": base, "candidate": candidate, "k": _ks(ks), **params})
+
+    def checkpoints(self, dataset_id: str, model: str | None = None, k: int = 1, **params: Any) -> dict[str, Any]:
+        """One model's checkpoints on a dataset, each against the one before it (GET /v1/checkpoints)."""
+        query = {"dataset": dataset_id, "k": k, **params} | ({"model": model} if model is not None else {})
+        return self._json("GET", "/v1/checkpoints", params=query)
 
     def compare_languages(self, run_ids: Sequence[str], ks: Sequence[int] = (1,), **params: Any) -> dict[str, Any]:
         """One model's runs in several languages: per language, micro and macro (GET /v1/languages/compare)."""

@@ -5,10 +5,11 @@ metrics, compare, export.
     passk datasets import humaneval-x FILE | multipl-e FILE [--language LANG] [...]
     passk datasets list
     passk datasets edit DATASET [--shared | --private] [--hidden-tests | --visible-tests]
-    passk submit SAMPLES.jsonl --dataset D --model M --temperature T [--wait] [-k 1,10,100]
+    passk submit SAMPLES.jsonl --dataset D --model M --temperature T [--checkpoint NAME --step N] [--wait] [-k 1,10,100]
     passk status RUN [--wait] [-k 1,10]
     passk metrics RUN [-k 1,10,100] [--json]
     passk compare BASE CANDIDATE [-k 1,10] [--json]
+    passk checkpoints --dataset D [--model M] [-k K] [--json]
     passk languages [compare RUN RUN ... [-k 1,10] [--json]]
     passk export RUN [-o FILE]
     passk runs list [--model M] [--dataset D] [--status S] [--tag T] [--search TEXT] [--archived] [--json]
@@ -32,6 +33,7 @@ import json
 import logging
 import re
 import sys
+import textwrap
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
@@ -230,6 +232,12 @@ def _interval(interval: dict[str, Any] | None, *, labelled: bool = True) -> str:
     return f"{interval['estimate']:.2%}{bounds}{label}"
 
 
+def _difference(diff: dict[str, Any]) -> str:
+    """`+12.50 pts [+4.00, +21.00]`: a paired difference of pass@k in percentage points, with its interval."""
+    bounds = f" [{diff['ci_low'] * 100:+.2f}, {diff['ci_high'] * 100:+.2f}]" if diff["ci_low"] is not None else ""
+    return f"{diff['estimate'] * 100:+.2f} pts{bounds}"
+
+
 def _short_reason(reason: str) -> str:
     """"a single problem: an interval needs two" -> "a single problem" (the full text is in the notes)."""
     for mark in (":", ";", ","):
@@ -284,6 +292,7 @@ def render_run(run: dict[str, Any]) -> str:
         + (f" ({verdicts})" if verdicts else ""),
         *reward_hack_lines(progress.get("reward_hacks")),
         f"  limits    {run['time_limit_s']:g} s, {run['memory_mb']} MB",
+        *([f"  checkpoint {run.get('checkpoint') or '-'} (step {run['step']})"] if run.get("step") is not None else []),
         *([f"  name      {run['display_name']}"] if run.get("display_name") else []),
         *([f"  tags      {', '.join(run['tags'])}"] if run.get("tags") else []),
         *([f"  note      {run['note']}"] if run.get("note") else []),
@@ -348,14 +357,12 @@ def render_comparison(report: dict[str, Any]) -> str:
     ]
     rows = [["k", "base", "candidate", "difference (candidate - base)", "p"]]
     for metric in report["metrics"]:
-        diff = metric["difference"]
         rows.append(
             [
                 str(metric["k"]),
                 _interval(metric.get("base")),
                 _interval(metric.get("candidate")),
-                f"{diff['estimate'] * 100:+.2f} pts"
-                + (f" [{diff['ci_low'] * 100:+.2f}, {diff['ci_high'] * 100:+.2f}]" if diff["ci_low"] is not None else ""),
+                _difference(metric["difference"]),
                 f"{metric['p_value']:.3g}",
             ]
         )
@@ -368,6 +375,48 @@ def render_comparison(report: dict[str, Any]) -> str:
     if mcnemar:
         lines.append(f"McNemar (one sample per problem): exact p = {mcnemar['exact_p']:.3g}")
     lines += [f"warning: {w}" for w in report.get("warnings") or []]
+    return "\n".join(lines)
+
+
+def render_checkpoints(series: dict[str, Any]) -> str:
+    """One row per checkpoint by step: its pass@k, and the paired change from the checkpoint before it (in
+    percentage points); the intervals' label and what they rest on under the table, so it reads at 100 columns."""
+    k, level = series["k"], 1 - series["confidence"]
+    lines = [
+        f"model {series['model']} on {series['dataset_name']} ({series['dataset_id']}): pass@{k} by training step",
+        "each checkpoint against the one before it, paired over the problems both finished",
+        "",
+    ]
+    rows = [["step", "checkpoint", "run", f"pass@{k}", "vs previous, pts", "p", "change"]]
+    notes: list[str] = []
+    shared: list[int] = []
+    for point in series["points"]:
+        change = point.get("vs_previous")
+        interval = point["pass_at_k"]
+        rows.append([
+            str(point["step"]), point.get("checkpoint") or "-", point["run_id"][:8],
+            # what it rests on goes under the table (notes), to keep the row short
+            _interval({**interval, "warning": None}, labelled=False),
+            _difference(change["difference"]).replace(" pts", "") if change else "-",
+            f"{change['p_value']:.2g}" if change else "-",
+            change["direction"].upper() if change and change["significant"] else "-",
+        ])
+        if change:
+            shared.append(change["problems"])
+        if point.get("partial"):
+            notes.append(f"step {point['step']}: partial, over the {point['problems']} problems finished so far")
+        if interval.get("warning") and interval.get("effective_problems") is not None:
+            notes.append(f"step {point['step']}: pass@{k} rests on ~{interval['effective_problems']:.1f} problems")
+    lines.append(_table(rows))
+    labels = sorted({p["pass_at_k"].get("label") for p in series["points"] if p["pass_at_k"].get("label")})
+    pairs = f"{shared[0]} problems" if len(set(shared)) == 1 else f"{min(shared)} to {max(shared)} problems" if shared else "-"
+    lines += ["", f"intervals: {', '.join(labels) or 'none'}; each change paired over {pairs} shared with the step before",
+              f"BETTER / WORSE: significant at {level:.0%} at that step (two-sided sign-flip test, as `passk compare`): "
+              f"{series['significant_changes']} of {max(len(series['points']) - 1, 0)} steps"]
+    lines += notes
+    lines += [f"not yet plotted: step {p['step']} ({p.get('checkpoint') or 'no name'}, {p['status']}, run {p['run_id'][:8]})"
+              for p in series.get("pending") or []]
+    lines += [f"warning: {w}" for w in series.get("warnings") or []]
     return "\n".join(lines)
 
 
@@ -497,15 +546,42 @@ def cmd_datasets_edit(args: argparse.Namespace) -> int:
     return 0
 
 
+LANGUAGES_WIDTH = 100
+
+
 @_friendly
 def cmd_languages(args: argparse.Namespace) -> int:
     with _client(args) as client:
         entries = client.languages()
-    rows = [["language", "toolchain", "compile", "run", "formats"]]
-    rows += [[e["name"], e["toolchain"] or "(not built yet)", " ".join(e["compile"] or ["-"]), " ".join(e["run"]),
-              ", ".join(e["formats"])] for e in entries]
-    print(_table(rows))
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return 0
+    print(render_languages(entries, commands=args.commands))
     return 0
+
+
+def render_languages(entries: list[dict[str, Any]], *, commands: bool = False) -> str:
+    """One row per language, readable at 100 columns; with `commands`, each language's compile and run argv."""
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="", show_edge=False)
+    for name, wraps in (("language", False), ("toolchain", True), ("compile limits", False), ("formats", True)):
+        table.add_column(name, no_wrap=not wraps, overflow="fold")
+    for e in entries:
+        limits = f"{e['compile_time_limit_s']:g} s, {e['compile_memory_mb']} MiB" if e.get("compile_time_limit_s") else "-"
+        table.add_row(e["name"], e["toolchain"] or "not used by a worker yet", limits, ", ".join(e["formats"]))
+    console = Console(file=io.StringIO(), width=LANGUAGES_WIDTH, color_system=None, force_terminal=False, highlight=False)
+    console.print(table)
+    lines = [line.rstrip() for line in console.file.getvalue().splitlines()]  # type: ignore[attr-defined]
+    if commands:
+        for e in entries:
+            lines += ["", f"{e['name']}:"]
+            if e.get("compile"):
+                lines += textwrap.wrap(" ".join(e["compile"]), LANGUAGES_WIDTH, initial_indent="  compile  ",
+                                       subsequent_indent=" " * 11, break_on_hyphens=False, break_long_words=False)
+            lines += textwrap.wrap(" ".join(e["run"]), LANGUAGES_WIDTH, initial_indent="  run      ",
+                                   subsequent_indent=" " * 11, break_on_hyphens=False, break_long_words=False)
+    else:
+        lines += ["", "(toolchains as the workers' images report them; --commands for each compile and run command)"]
+    return "\n".join(lines)
 
 
 @_friendly
@@ -583,6 +659,8 @@ def _check_ks(ks: Sequence[int] | None, samples: list[dict[str, str]]) -> None:
 
 @_friendly
 def cmd_submit(args: argparse.Namespace) -> int:
+    if args.checkpoint is not None and args.step is None:
+        raise PasskError(f"--checkpoint {args.checkpoint} needs --step (its training step, an integer). Nothing was submitted.")
     path = Path(args.samples)
     samples, lines = load_samples(path)
     sampling = _sampling(args)
@@ -590,11 +668,19 @@ def cmd_submit(args: argparse.Namespace) -> int:
         dataset = client.get_dataset(client.find_dataset(args.dataset)["id"])
         _check_problem_ids(path, lines, samples, dataset)
         _check_ks(args.k, samples)
-        run = client.create_run(
-            dataset["id"], args.model, sampling, samples,
-            time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, cache=not args.no_cache,
-            compile_time_limit_s=args.compile_time_limit_s, compile_memory_mb=args.compile_memory_mb,
-        )
+        try:
+            run = client.create_run(
+                dataset["id"], args.model, sampling, samples,
+                time_limit_s=args.time_limit_s, memory_mb=args.memory_mb, cache=not args.no_cache,
+                compile_time_limit_s=args.compile_time_limit_s, compile_memory_mb=args.compile_memory_mb,
+                name=args.name, tags=[tag for tag in args.tag or [] if tag],
+                checkpoint=args.checkpoint, step=args.step,
+            )
+        except ErrorResponse as exc:
+            line = _sample_line(exc, lines)
+            if line is None:
+                raise
+            raise PasskError(f"{path}:{line}: {exc}") from None
         per_problem = Counter(sample["problem_id"] for sample in samples)
         _note(
             f"run {run['id']}: {len(samples)} samples for {len(per_problem)} of {len(dataset['problems'])} problems "
@@ -605,6 +691,17 @@ def cmd_submit(args: argparse.Namespace) -> int:
             _note(f"follow it with `passk status {run['id']} --wait`; then `passk metrics {run['id']}`")
             return 0
         return _finish(client, run["id"], args.k)
+
+
+def _sample_line(exc: ErrorResponse, lines: list[int]) -> int | None:
+    """The file line (counted from 1, as editors count) of the sample a 422 is about: the API names it by
+    its position in the request's `samples` (counted from 0, as JSON arrays are)."""
+    if exc.status_code != 422 or not isinstance(exc.detail, list) or not exc.detail:
+        return None
+    loc = exc.detail[0].get("loc", []) if isinstance(exc.detail[0], dict) else []
+    if len(loc) >= 3 and loc[:2] == ["body", "samples"] and isinstance(loc[2], int) and 0 <= loc[2] < len(lines):
+        return lines[loc[2]]
+    return None
 
 
 def _finish(client: PasskClient, run_id: str, ks: Sequence[int] | None) -> int:
@@ -657,6 +754,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
             client.resolve_run(args.base), client.resolve_run(args.candidate), args.k or [1], **params
         )
     print(json.dumps(report, indent=2) if args.json else render_comparison(report))
+    return 0
+
+
+@_friendly
+def cmd_checkpoints(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"confidence": args.confidence}
+    with _client(args) as client:
+        dataset = client.find_dataset(args.dataset)
+        series = client.checkpoints(dataset["id"], args.model, args.k, **params)
+    print(json.dumps(series, indent=2) if args.json else render_checkpoints(series))
     return 0
 
 
@@ -743,6 +850,19 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pass_at_1(client: PasskClient, run: dict[str, Any]) -> tuple[str, str | None]:
+    """pass@1 with its interval, as `passk metrics` and the dashboard's runs list show it ("-" before any
+    result), and the interval's label."""
+    try:
+        metrics = client.metrics(run["id"], (1,))
+    except ErrorResponse:
+        return "-", None
+    if not metrics["metrics"]:
+        return "-", None
+    estimate = metrics["metrics"][0]["pass_at_k"]
+    return _interval(estimate, labelled=False) + (" partial" if metrics.get("partial") else ""), estimate.get("label")
+
+
 def _run_name(run: dict[str, Any]) -> str:
     return run.get("display_name") or run["model"]
 
@@ -755,20 +875,21 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
             model=args.model, dataset_id=dataset_id, status=args.status, tag=args.tag, q=args.search,
             archived="include" if args.archived else None, limit=args.limit,
         )
-    runs = page["items"]
-    if args.json:
-        print(json.dumps(page, indent=2))
-        return 0
-    if not runs:
-        print("no runs match" if any((args.model, args.dataset, args.status, args.tag, args.search)) else "no runs yet")
-        return 0
-    rows = [["id", "name", "temp", "dataset", "problems", "status", "flagged", "tags", "created"]]
-    for run in runs:
+        runs = page["items"]
+        if args.json:
+            print(json.dumps(page, indent=2))
+            return 0
+        if not runs:
+            print("no runs match" if any((args.model, args.dataset, args.status, args.tag, args.search)) else "no runs yet")
+            return 0
+        scored = [_pass_at_1(client, run) for run in runs]
+    rows = [["id", "name", "pass@1", "temp", "dataset", "problems", "status", "flagged", "tags", "created"]]
+    for run, (score, _label) in zip(runs, scored):
         temperature = run["sampling"].get("temperature")
         coverage = run.get("coverage") or {}
         flagged = run.get("flagged_samples")
         rows.append([
-            run["id"][:8], _run_name(run) + (" (archived)" if run.get("archived") else ""),
+            run["id"][:8], _run_name(run) + (" (archived)" if run.get("archived") else ""), score,
             "-" if temperature is None else f"{temperature:g}", run.get("dataset_name", ""),
             coverage.get("text", "").replace("all ", "").replace(" problems", "")
             + (" SUBSET" if coverage.get("subset") else ""),
@@ -776,6 +897,9 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
             run["created_at"][:16].replace("T", " "),
         ])
     print(_table(rows))
+    labels = sorted({label for _score, label in scored if label})
+    if labels:
+        _note(f"pass@1 intervals: {', '.join(labels)} (over problems; `passk metrics RUN` for more)")
     if page["total"] > len(runs):
         _note(f"({len(runs)} of {page['total']} runs shown; --limit for more)")
     return 0
@@ -886,6 +1010,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                          help="other projects see which case failed and how, never its input, output or test text")
     imports.set_defaults(func=cmd_datasets_import)
     languages = sub.add_parser("languages", parents=[server], help="languages, their toolchain versions and commands")
+    languages.add_argument("--commands", action="store_true", help="each language's compile and run commands too")
+    languages.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
     languages.set_defaults(func=cmd_languages)
     languages_compare = languages.add_subparsers(dest="languages_command", metavar="compare").add_parser(
         "compare", parents=[server], help="one model's runs in several languages: per language, micro and macro"
@@ -917,6 +1043,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     submit.add_argument("samples", metavar="SAMPLES.jsonl")
     submit.add_argument("--dataset", required=True, help="dataset name (in your project), PROJECT/NAME (a shared one) or id")
     submit.add_argument("--model", required=True)
+    submit.add_argument("--name", help="a display name for the run (lists show it instead of the model)")
+    submit.add_argument("--tag", action="append", help="a tag for the run (repeat for several)")
     submit.add_argument("--temperature", required=True, type=float)
     submit.add_argument("--top-p", type=float)
     submit.add_argument("--max-tokens", type=int)
@@ -924,6 +1052,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     submit.add_argument("--sampling", help="more sampling metadata as a JSON object, stored verbatim")
     _add_limit_arguments(submit, "overrides the dataset's", "overrides the dataset's or the language's")
     submit.add_argument("--no-cache", action="store_true", help="run every program even if an identical one ran")
+    submit.add_argument("--checkpoint", help="the training checkpoint the samples came from (a name; needs --step)")
+    submit.add_argument("--step", type=int, help="the checkpoint's training step (see `passk checkpoints`)")
     submit.add_argument("--wait", action="store_true", help="show progress until the run ends, then the metrics")
     submit.add_argument("-k", type=_parse_ks, help=ks_help)
     submit.set_defaults(func=cmd_submit)
@@ -949,6 +1079,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     compare.add_argument("--intersection", action="store_true", help="allow runs on different datasets")
     compare.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
     compare.set_defaults(func=cmd_compare)
+
+    checkpoints = sub.add_parser(
+        "checkpoints", parents=[server], help="a model's checkpoints by step, each against the one before it",
+        description="Runs submitted with --checkpoint and --step, in step order: each one's pass@k with its interval, "
+        "and the paired change from the checkpoint before it; BETTER / WORSE where the change is significant.",
+    )
+    checkpoints.add_argument("--dataset", required=True, help="dataset name (in your project), PROJECT/NAME or id")
+    checkpoints.add_argument("--model", help="the model (default: the one model with checkpoints on the dataset)")
+    checkpoints.add_argument("-k", "--k", type=int, default=1, help="the k of pass@k (default 1)")
+    checkpoints.add_argument("--confidence", type=float, default=0.95,
+                             help="interval coverage; 1 - confidence is the test's level (default 0.95)")
+    checkpoints.add_argument("--json", action="store_true", help="the API's JSON instead of a table")
+    checkpoints.set_defaults(func=cmd_checkpoints)
 
     gate = sub.add_parser(
         "gate", parents=[server], help="a release rule's verdict on B vs A; exit 0 pass, 1 fail, 2 not enough data",

@@ -22,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 
 from service.core.flags import FLAGS, described
+from service.formats.loader import json_error
 from service.core.estimates import GroupsOut, IntervalOut, KMetric, diversity_out, groups_out, histogram_out, metric_out
 from service.statistics.summary import Options, RunEstimates, summarize
 
@@ -84,7 +85,7 @@ def _read_jsonl(lines: Iterable[str], name: str) -> list[ProblemRecord]:
             row = json.loads(text)
         except json.JSONDecodeError as exc:
             cut = " (the line ends early: truncated?)" if exc.pos >= len(text.rstrip()) else ""
-            raise ReportError(f"{where}: not JSON ({exc.msg} at column {exc.colno}){cut}") from None
+            raise ReportError(f"{where}: not JSON ({json_error(exc)}){cut}") from None
         if not isinstance(row, dict) or not isinstance(row.get("task_id"), str | int):
             raise ReportError(f"{where}: each line needs a `task_id` and `passed`")
         task = str(row["task_id"])

@@ -137,6 +137,9 @@ class Run(Base):
         Index("ix_runs_created_at", "created_at"),
         Index("ix_runs_project_created_at", "project_id", "created_at"),
         Index("ix_runs_tags", "tags", postgresql_using="gin"),
+        # One model's checkpoints on one dataset, by step (migration 0016).
+        Index("ix_runs_checkpoints", "project_id", "model", "dataset_id", "step",
+              postgresql_where=text("step IS NOT NULL")),
         # Runs with work left: the queue picks among these (migration 0008).
         Index("ix_runs_active", "created_at", postgresql_where=text(_in("status", ACTIVE_RUN_STATES))),
         Index(
@@ -171,6 +174,10 @@ class Run(Base):
     archived: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     # ISO 4217 code of every sample's `cost` (migration 0006).
     currency: Mapped[str | None] = mapped_column(String(3))
+    # The training checkpoint the samples came from (migration 0016): its name and its step, which orders a
+    # model's runs on a dataset over training.
+    checkpoint: Mapped[str | None] = mapped_column(String(300))
+    step: Mapped[int | None] = mapped_column(BigInteger)
     # Delivery (migration 0007): RunPriority, the submitting key (fairness, ceilings), the webhook and
     # its state (CallbackState).
     priority: Mapped[str] = mapped_column(String(16), server_default=text("'batch'"))
@@ -180,7 +187,7 @@ class Run(Base):
     callback_claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
-# Migration 0018: the samples' event ids, one sequence for every run (service/worker/results.py, event_id).
+# Migration 0019: the samples' event ids, one sequence for every run (service/worker/results.py, event_id).
 SAMPLE_EVENTS = Sequence("sample_events", metadata=Base.metadata)
 
 
@@ -196,7 +203,7 @@ class Sample(Base):
         # 0011 dropped the one on id alone, which the planner took for a run's first sample).
         Index("ix_samples_queued_group", "run_id", "problem_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
         Index("ix_samples_leased", "lease_expires_at", postgresql_where=text(_is("state", SampleState.LEASED))),
-        # Migration 0018: a run's leased samples (the end-of-run check: is any still out?).
+        # Migration 0019: a run's leased samples (the end-of-run check: is any still out?).
         Index("ix_samples_leased_run", "run_id", postgresql_where=text(_is("state", SampleState.LEASED))),
         # Migration 0008: queued work by run and by problem (the claim), and a run's events in order.
         Index("ix_samples_queued_run", "run_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
@@ -245,7 +252,7 @@ class Sample(Base):
     output_tokens: Mapped[int | None] = mapped_column(Integer)
     confidence: Mapped[float | None] = mapped_column(Float)
     steps: Mapped[int | None] = mapped_column(Integer)
-    # Migration 0007: the sample's event id (set when its verdict is recorded; from SAMPLE_EVENTS since 0018),
+    # Migration 0007: the sample's event id (set when its verdict is recorded; from SAMPLE_EVENTS since 0019),
     # and what failed: the judge's record of the first failing assertion or case (sandbox/runtime/failure.py; the
     # shapes are SampleRead.failure's).
     event: Mapped[int | None] = mapped_column(BigInteger)

@@ -26,6 +26,8 @@ class Settings(BaseSettings):
     # None means "start an embedded cluster under data_dir" (development only).
     database_url: str | None = None
     data_dir: str = ".passk"
+    # The documentation site (docs/ rendered by `passk docs build`), served under /guide/ by the API.
+    guide_dir: Path = Path(".passk/guide")
     # Where initdb/pg_ctl live for the embedded cluster (None: Debian's versioned dirs, then PATH).
     pg_bin: str | None = None
     # Tests and benches: a PostgreSQL server to create their databases on (None: a private embedded cluster).

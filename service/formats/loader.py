@@ -39,6 +39,12 @@ class FormatError(ValueError):
     """A file that is not what it should be; str() is a message for the user."""
 
 
+def json_error(exc: json.JSONDecodeError) -> str:
+    """json's message and where: 'Expecting ',' delimiter at column 26', 'Unterminated string starting at
+    column 5' (some of json's messages end in "at" already, followed in its own text by a character offset)."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"
+
+
 def _open(path: Path) -> TextIO:
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8")
@@ -64,7 +70,7 @@ def _rows(path: Path, what: str) -> Iterator[tuple[int, dict[str, Any]]]:
                 except json.JSONDecodeError as exc:
                     cut = ", the line ends early: truncated?" if exc.pos >= len(text.rstrip()) else ""
                     raise FormatError(
-                        f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}{cut}); "
+                        f"{path}:{number}: not valid JSON ({json_error(exc)}{cut}); "
                         f"expected one JSON object per line ({what})"
                     ) from None
                 if not isinstance(row, dict):

@@ -80,7 +80,7 @@ def secrets_env() -> dict[str, str]:
 def compose(docker_client: docker.DockerClient, secrets_env: dict[str, str]) -> Iterator[tuple[Compose, str]]:
     # The offline Dockerfile path: every Python dependency as a wheel made on the host.
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(REPO / "wheelhouse"), ".[humaneval]", "setuptools", "wheel"],
+        [sys.executable, "-m", "pip", "wheel", "-q", "-w", str(REPO / "wheelhouse"), ".[humaneval,docs]", "setuptools", "wheel"],
         cwd=REPO, check=True, capture_output=True, timeout=900,
     )
     port = _free_port()

@@ -16,6 +16,7 @@ from service.api.release.schemas import SHIP_GATE_CLAUSES
 from tests.e2e.conftest import Stack, wait_for_run
 from tests.e2e.test_cli import passk
 from tests.e2e.test_dashboard import _console_errors, _new_context, browser, client, login, shot  # noqa: F401  (fixtures)
+from tests.e2e.test_dashboard_pages import assert_curves_inside_bands
 from tests.test_api_release_rules import _outcomes
 
 pytestmark = pytest.mark.slow
@@ -133,6 +134,7 @@ def test_run_page_cost_latency_and_reliability_diagram(
     expect(page.locator("#sweep-panel")).to_be_visible(timeout=30_000)
     expect(page.locator("#sweep-chart path.curve-line")).to_have_count(3)
     expect(page.locator("#sweep-chart .legend")).to_contain_text("T=0.2 (this run)")
+    assert_curves_inside_bands(page, "#sweep-chart", 3)
     expect(page.locator("#sweep-best tbody tr").first).to_contain_text("T=0.2")
     expect(page.locator("#stat-latency-p95 .value")).to_have_text(f"{p95 / 1000:.2f} s" if p95 >= 1000 else f"{p95:.0f} ms")
     shot(page, "run-calibration")

@@ -186,7 +186,7 @@ def test_the_cli_shows_and_exports_them(stack: Stack, hacked: dict[str, Any], tm
     assert offline["warnings"][0].startswith("4 samples did what only a forger does")
 
     listing = ok(passk(stack, "runs", "list", "--search", "forger")).stdout.splitlines()
-    assert listing[0].split()[:7] == ["id", "name", "temp", "dataset", "problems", "status", "flagged"]
+    assert listing[0].split()[:8] == ["id", "name", "pass@1", "temp", "dataset", "problems", "status", "flagged"]
     assert any(line.startswith(run_id[:8]) and " completed  4 " in line for line in listing), listing
 
 

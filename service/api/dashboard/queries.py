@@ -30,6 +30,8 @@ class RunHeader:
     toolchain: str | None
     dataset_project_id: uuid.UUID
     dataset_hides_tests: bool
+    checkpoint: str | None = None
+    step: int | None = None
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class ProblemView:
 async def run_header(session: AsyncSession, principal: Principal, run_id: uuid.UUID) -> RunHeader | None:
     statement = (
         select(Run.id, Run.model, Run.dataset_id, Dataset.name, Dataset.problem_count, Dataset.language,
-               Toolchain.version, Dataset.project_id, Dataset.hidden_tests)
+               Toolchain.version, Dataset.project_id, Dataset.hidden_tests, Run.checkpoint, Run.step)
         .join(Dataset, Dataset.id == Run.dataset_id)
         .outerjoin(Toolchain, Toolchain.language == Dataset.language)
         .where(Run.id == run_id, owned(principal, Run.project_id))
@@ -77,6 +79,21 @@ async def filter_options(
         [{"id": str(d.id), "name": d.name, "problems": d.problem_count} for d in datasets],
         list(models),
     )
+
+
+async def last_dataset(session: AsyncSession, principal: Principal, readable: set[str]) -> str | None:
+    """The dataset of the viewer's own latest run in its project (submitted with this key; else any of the
+    project's), among `readable`: where the leaderboard opens. Never another project's choice."""
+    for own_key in (True, False):
+        statement = select(Run.dataset_id).where(Run.project_id == principal.project_id)
+        if own_key:
+            if principal.key_id is None:
+                continue
+            statement = statement.where(Run.api_key_id == principal.key_id)
+        found = await session.scalar(statement.order_by(Run.created_at.desc(), Run.id).limit(1))
+        if found is not None and str(found) in readable:
+            return str(found)
+    return None
 
 
 async def problem_view(session: AsyncSession, principal: Principal, run: RunHeader, key: str) -> ProblemView | None:

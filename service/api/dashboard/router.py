@@ -1,5 +1,5 @@
 """Dashboard pages: `/`, `/leaderboard`, `/runs/{id}`, `/runs/{id}/problems/{problem_id}`, `/compare`,
-`/languages`, `/login`.
+`/languages`, `/checkpoints`, `/login`.
 
 Each page is a small server-rendered shell; its script under /static fetches the /v1 JSON API
 (same origin, session cookie) for the data, so no page ships every sample to the browser.
@@ -161,7 +161,9 @@ async def problem_page(request: Request, run_id: str, problem_id: str, session: 
 @router.get("/leaderboard", response_class=HTMLResponse)
 async def leaderboard_page(request: Request, session: SessionDep, principal: ReaderDep) -> Response:
     datasets, _ = await queries.filter_options(session, principal)
-    return _render(request, "leaderboard.html", {"viewer": principal, "boot": {"datasets": datasets}})
+    opens_on = await queries.last_dataset(session, principal, {d["id"] for d in datasets})
+    boot = {"datasets": datasets, "default_dataset_id": opens_on, "project_id": str(principal.project_id)}
+    return _render(request, "leaderboard.html", {"viewer": principal, "boot": boot})
 
 
 @router.get("/compare", response_class=HTMLResponse)
@@ -183,6 +185,17 @@ async def compare_page(
 async def languages_page(request: Request, principal: ReaderDep, runs: str | None = None, k: str | None = None) -> Response:
     """One model's runs in several languages side by side (GET /v1/languages/compare)."""
     return _render(request, "languages.html", {"viewer": principal, "boot": {"runs": runs or "", "k": k or "1"}})
+
+
+@router.get("/checkpoints", response_class=HTMLResponse)
+async def checkpoints_page(
+    request: Request, session: SessionDep, principal: ReaderDep, dataset: str | None = None, model: str | None = None,
+    k: str | None = None,
+) -> Response:
+    """One model's checkpoints on one dataset by step (GET /v1/checkpoints), with the interval of each."""
+    datasets, models = await queries.filter_options(session, principal)
+    boot = {"dataset": dataset or "", "model": model or "", "k": k or "1", "datasets": datasets, "models": models}
+    return _render(request, "checkpoints.html", {"viewer": principal, "boot": boot})
 
 
 async def _run_or_none(session: SessionDep, principal: Principal, run_id: str) -> queries.RunHeader | None:

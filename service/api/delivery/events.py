@@ -42,7 +42,9 @@ POLL_S = 2.0
 # Events of the run committed past the horizon: look again this soon (the horizon passes them once the
 # transactions open when it was read have ended, a few milliseconds under load).
 HORIZON_POLL_S = 0.05
-KEEPALIVE_S = 15.0
+# A quiet stream (a queued run) gets a comment this often: proxies keep it open, and `passk submit --wait`
+# prints a progress line on each, so a CI log is never silent for minutes.
+KEEPALIVE_S = 4.0
 RECONNECT_S = 2.0
 
 

@@ -26,6 +26,7 @@ UnitInterval = Annotated[StrictInt, Field(gt=0, le=1)] | Annotated[StrictFloat, 
 Probability = Annotated[StrictInt, Field(ge=0, le=1)] | Annotated[StrictFloat, Field(ge=0, le=1, allow_inf_nan=False)]
 Count = Annotated[StrictInt, Field(ge=0, le=2**31 - 1)]
 Currency = Annotated[str, Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code, e.g. `USD`.")]
+Step = Annotated[StrictInt, Field(ge=0, le=2**63 - 1, description="The training step of the checkpoint.")]
 
 
 class Sampling(BaseModel):
@@ -82,6 +83,9 @@ _RUN_CREATE_EXAMPLE = {
 }
 
 
+RunTag = Annotated[StorableStr, Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")]
+
+
 class RunCreate(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [_RUN_CREATE_EXAMPLE]})
 
@@ -98,6 +102,10 @@ class RunCreate(BaseModel):
     )
     cache: bool = Field(True, description="Reuse verdicts of identical programs under identical limits.")
     currency: Currency | None = Field(None, description="Currency of every sample's `cost`; required with costs.")
+    display_name: Annotated[StorableStr, Field(max_length=300)] | None = Field(
+        None, description="A name for people, shown instead of the model in lists (`PATCH` changes it later)."
+    )
+    tags: Annotated[list[RunTag], Field(max_length=50)] = Field(default_factory=list, description="The run's tags.")
     samples: list[SampleIn] = Field(min_length=1, description="Every sample of the run, in one request.")
     priority: RunPriority = Field(
         RunPriority.BATCH,
@@ -107,6 +115,22 @@ class RunCreate(BaseModel):
         None, max_length=2000,
         description="Called (POST, HMAC-signed) when the run completes, fails or is cancelled; retried with back-off.",
     )
+    checkpoint: Annotated[StorableStr, Field(min_length=1, max_length=300)] | None = Field(
+        None, description="The training checkpoint the samples came from (a name, e.g. `ckpt-2000`); needs `step`."
+    )
+    step: Step | None = Field(
+        None, description="The checkpoint's training step: one model's runs on a dataset, ordered by step, are "
+        "its progress over training (GET /v1/checkpoints)."
+    )
+
+    @model_validator(mode="after")
+    def _checkpoint_with_step(self) -> RunCreate:
+        if self.checkpoint is not None and self.step is None:
+            raise ValueError(
+                f"checkpoint {self.checkpoint!r} has no step: send `step` (its training step, an integer) too, "
+                "so the run has its place among the model's checkpoints"
+            )
+        return self
 
     @model_validator(mode="after")
     def _currency_with_costs(self) -> RunCreate:
@@ -114,7 +138,8 @@ class RunCreate(BaseModel):
             for position, sample in enumerate(self.samples):
                 if sample.cost is not None:
                     raise ValueError(
-                        f"sample {position} has a cost but the run has no currency: send `currency` "
+                        f"samples[{position}] (sample {position + 1}, counting from 1) has a cost but the run has "
+                        "no currency: send `currency` "
                         "(an ISO 4217 code such as USD) with the run"
                     )
         return self
@@ -247,6 +272,8 @@ class RunSummary(BaseModel):
     compile_memory_mb: int | None = Field(None, description=_EFFECTIVE_COMPILE)
     cache: bool
     currency: str | None = Field(None, description="Currency of the samples' `cost`.")
+    checkpoint: str | None = Field(None, description="The training checkpoint the samples came from.")
+    step: int | None = Field(None, description="The checkpoint's training step.")
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
@@ -292,7 +319,6 @@ class RunRead(RunSummary):
     webhook: Webhook | None = Field(None, description="With a callback_url: its state and every delivery attempt.")
 
 
-RunTag = Annotated[StorableStr, Field(min_length=1, max_length=100, pattern=r"^\S(.*\S)?$")]
 
 
 class RunUpdate(BaseModel):
@@ -351,6 +377,10 @@ class SampleRead(BaseModel):
     detail: str | None
     stdout: str | None
     stderr: str | None
+    traceback: str | None = Field(
+        None, description="`stderr` without the frames of passk's own code (its judge, its value wire): the program's "
+        "frames and error as they would read had it run alone; the same as `stderr` when it names none of them.",
+    )
     stdout_truncated: bool
     stderr_truncated: bool
     finished_at: datetime | None

@@ -11,6 +11,7 @@ from sqlalchemy import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox import languages
+from sandbox.tracebacks import strip_runtime_frames
 from sandbox.verdicts import Verdict
 from service.api import hidden_tests
 from service.api.auth.principal import Principal
@@ -71,6 +72,8 @@ def _summary_fields(settings: Settings, run: Run | Row[Any], dataset: DatasetHea
         compile_memory_mb=limits.compile_memory_mb,
         cache=run.use_cache,
         currency=run.currency,
+        checkpoint=run.checkpoint,
+        step=run.step,
         created_at=run.created_at,
         started_at=run.started_at,
         finished_at=run.finished_at,
@@ -107,7 +110,8 @@ def _check_completions(body: RunCreate, settings: Settings) -> None:
         if len(sample.completion) * 4 > limit and (size := len(sample.completion.encode("utf-8"))) > limit:
             raise InvalidInput(
                 ["body", "samples", position, "completion"],
-                f"completion of sample {position} is {size} bytes; the limit is {limit}",
+                f"the completion of samples[{position}] (sample {position + 1} of {len(body.samples)}, counting from 1) "
+                f"is {size} bytes; the limit is {limit}",
             )
 
 
@@ -169,6 +173,10 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
             "compile_memory_mb": body.compile_memory_mb,
             "use_cache": body.cache,
             "currency": body.currency,
+            "display_name": body.display_name,
+            "tags": list(dict.fromkeys(body.tags)),  # order kept, duplicates dropped (as PATCH does)
+            "checkpoint": body.checkpoint,
+            "step": body.step,
             "sample_count": len(body.samples),
             "problem_count": len({sample.problem_id for sample in body.samples}),
         }
@@ -298,7 +306,8 @@ async def samples(
     shown = [row._asdict() for row in rows[:limit]]
     if not principal.owns(dataset.project_id):
         shown = await _withheld_where_hidden(repository, shown, dataset.hidden_tests)
-    items = [SampleRead.model_validate(values) for values in shown]
+    items = [SampleRead.model_validate({**values, "traceback": strip_runtime_frames(values["stderr"], dataset.language)})
+             for values in shown]
     next_cursor = str(items[-1].id) if len(rows) > limit else None
     return SamplePage(items=items, next_cursor=next_cursor)
 

@@ -50,15 +50,36 @@ function linearTicks(max) {
   return ticks;
 }
 
+/** The k where a curve's band is computed: every k up to 10, then ~15 log-spaced k up to nMin (<= 25). */
+export function kGrid(nMin) {
+  const ks = new Set();
+  for (let k = 1; k <= Math.min(10, nMin); k++) ks.add(k);
+  if (nMin > 10) {
+    const steps = 15;
+    for (let i = 1; i <= steps; i++) ks.add(Math.round(Math.exp(Math.log(10) + (i / steps) * Math.log(nMin / 10))));
+  }
+  ks.add(nMin);
+  return [...ks].filter((k) => k >= 1 && k <= nMin).sort((a, b) => a - b);
+}
+
+/**
+ * The points a series draws: where it has an interval, exactly those k (estimate and bounds from the same
+ * computation), so the straight segments of the curve and of its band join the same points and the
+ * drawn estimate lies inside the drawn band at every x; a series without a band draws every k it has.
+ */
+export function drawnPoints(line) {
+  const band = line.band || [];
+  if (band.length) return band.map((b) => ({ k: b.k, v: b.est ?? line.values[b.k - 1], lo: b.lo, hi: b.hi }));
+  return line.values.map((v, i) => ({ k: i + 1, v })).filter((p) => p.v !== undefined && p.v !== null);
+}
+
 /**
  * Curves over k = 1..kmax with an interval band.
- * series: [{label, color, values: number[] (index k-1), band: [{k, lo, hi}] (sorted by k)}]
- * intervals: {k -> [{lo, hi}] per series} for the tooltip.
+ * series: [{key, label, color, values: number[] (index k-1), band: [{k, lo, hi, est}] (sorted by k)}]
+ * A series with a band is drawn only at its band's k (drawnPoints); the legend is a list under the plot.
  */
 export function curveChart(container, { kmax, series, title, yLabel = "share of problems (mean over problems)" }) {
-  const perRow = 4;
-  const legendRows = Math.ceil(series.length / perRow);
-  const W = 640, H = 360 + 18 * Math.max(0, legendRows - 1), m = { l: 66, r: 16, t: 14 + 18 * Math.max(0, legendRows - 1), b: 44 };
+  const W = 640, H = 360, m = { l: 66, r: 16, t: 14, b: 44 };
   const iw = W - m.l - m.r, ih = H - m.t - m.b;
   const useLog = kmax > 12;
   const x = useLog
@@ -80,63 +101,53 @@ export function curveChart(container, { kmax, series, title, yLabel = "share of 
   grid.append(s("text", { x: -(m.t + ih / 2), y: 14, class: "axis-label y-title", "text-anchor": "middle", transform: "rotate(-90)" }, yLabel));
   svg.append(grid);
 
-  for (const line of series) {
-    if (line.band && line.band.length > 1) {
-      const top = line.band.map((b) => `${x(b.k).toFixed(1)},${y(b.hi).toFixed(1)}`);
-      const bottom = line.band.slice().reverse().map((b) => `${x(b.k).toFixed(1)},${y(b.lo).toFixed(1)}`);
+  const drawn = series.map(drawnPoints);
+  series.forEach((line, i) => {
+    const band = drawn[i].filter((p) => p.lo !== undefined);
+    if (band.length > 1) {
+      const top = band.map((p) => `${x(p.k).toFixed(1)},${y(p.hi).toFixed(1)}`);
+      const bottom = band.slice().reverse().map((p) => `${x(p.k).toFixed(1)},${y(p.lo).toFixed(1)}`);
       svg.append(s("polygon", { points: top.concat(bottom).join(" "), fill: line.color, "fill-opacity": 0.16, class: "band", "data-series": line.key }));
     }
-  }
-  for (const line of series) {
-    let d = "";
-    line.values.forEach((v, i) => { d += `${i ? "L" : "M"}${x(i + 1).toFixed(1)},${y(v).toFixed(1)}`; });
-    svg.append(s("path", { d, fill: "none", stroke: line.color, "stroke-width": 2.2, class: "curve-line", "data-series": line.key }));
-    for (const b of line.band || []) {
-      svg.append(s("line", { x1: x(b.k), x2: x(b.k), y1: y(b.lo), y2: y(b.hi), stroke: line.color, "stroke-width": 1.2, "stroke-opacity": 0.7 }));
-      svg.append(s("circle", { cx: x(b.k), cy: y(line.values[b.k - 1]), r: 2.6, fill: line.color, class: "grid-point" }));
-    }
-  }
-
-  // Legend
-  const legend = s("g", { class: "legend" });
-  series.forEach((line, i) => {
-    const lx = m.l + 12 + (i % perRow) * Math.floor((iw - 12) / perRow);
-    const ly = 6 + 18 * Math.floor(i / perRow) + (legendRows > 1 ? 0 : m.t);
-    const label = line.label.length > 22 ? `${line.label.slice(0, 21)}…` : line.label;
-    legend.append(s("rect", { x: lx, y: ly, width: 14, height: 10, fill: line.color, rx: 2 }));
-    legend.append(s("text", { x: lx + 20, y: ly + 9, "data-series": line.key }, label, s("title", {}, line.label)));
   });
-  svg.append(legend);
+  series.forEach((line, i) => {
+    let d = "";
+    drawn[i].forEach((p, j) => { d += `${j ? "L" : "M"}${x(p.k).toFixed(1)},${y(p.v).toFixed(1)}`; });
+    svg.append(s("path", { d, fill: "none", stroke: line.color, "stroke-width": 2.2, class: "curve-line", "data-series": line.key }));
+    for (const p of drawn[i]) {
+      if (p.lo === undefined) continue;
+      svg.append(s("line", { x1: x(p.k), x2: x(p.k), y1: y(p.lo), y2: y(p.hi), stroke: line.color, "stroke-width": 1.2, "stroke-opacity": 0.7, class: "band-tick", "data-series": line.key }));
+      svg.append(s("circle", { cx: x(p.k), cy: y(p.v), r: 2.6, fill: line.color, class: "grid-point", "data-series": line.key }));
+    }
+  });
 
-  // Hover readout
+  // Hover readout: the nearest k where some series has a point; each series' own point there, if any.
   const cursor = s("line", { class: "cursor", y1: m.t, y2: H - m.b, visibility: "hidden" });
-  const dots = series.map((line) => s("circle", { r: 4, fill: "#fff", stroke: line.color, "stroke-width": 2, visibility: "hidden" }));
+  const dots = series.map((line) => s("circle", { r: 4, fill: "#fff", stroke: line.color, "stroke-width": 2, visibility: "hidden", class: "hover-dot" }));
   svg.append(cursor, ...dots);
   const overlay = s("rect", { x: m.l, y: m.t, width: iw, height: ih, fill: "transparent" });
   svg.append(overlay);
   const tip = h("div", { class: "tooltip", hidden: true });
-  const inverse = (px) => {
-    const t = Math.min(Math.max((px - m.l) / iw, 0), 1);
-    return useLog ? Math.round(Math.exp(t * Math.log(kmax))) : Math.round(1 + t * (kmax - 1));
-  };
+  const byK = drawn.map((points) => new Map(points.map((p) => [p.k, p])));
+  const hoverKs = [...new Set(drawn.flat().map((p) => p.k))].sort((a, b) => a - b);
   overlay.addEventListener("mousemove", (event) => {
     const box = svg.getBoundingClientRect();
     const px = ((event.clientX - box.left) / box.width) * W;
-    const k = Math.min(Math.max(inverse(px), 1), kmax);
+    const k = hoverKs.reduce((best, c) => (Math.abs(x(c) - px) < Math.abs(x(best) - px) ? c : best), hoverKs[0]);
+    if (k === undefined) return;
     cursor.setAttribute("x1", x(k)); cursor.setAttribute("x2", x(k)); cursor.setAttribute("visibility", "visible");
     const rows = [h("div", { class: "tip-title" }, `k = ${k}`)];
     series.forEach((line, i) => {
-      const v = line.values[k - 1];
-      if (v === undefined) { dots[i].setAttribute("visibility", "hidden"); return; } // this run has fewer samples than k
-      dots[i].setAttribute("cx", x(k)); dots[i].setAttribute("cy", y(v)); dots[i].setAttribute("visibility", "visible");
-      const ci = (line.band || []).find((b) => b.k === k);
-      rows.push(h("div", {}, h("span", { class: "swatch", style: { background: line.color } }), `${line.label}: ${pct(v)}`,
-        ci ? h("span", { class: "muted" }, ` [${pct(ci.lo)}, ${pct(ci.hi)}]`) : null));
+      const p = byK[i].get(k);
+      if (!p) { dots[i].setAttribute("visibility", "hidden"); return; } // nothing computed for this run at k
+      dots[i].setAttribute("cx", x(k)); dots[i].setAttribute("cy", y(p.v)); dots[i].setAttribute("visibility", "visible");
+      rows.push(h("div", {}, h("span", { class: "swatch", style: { background: line.color } }), `${line.label}: ${pct(p.v)}`,
+        p.lo !== undefined ? h("span", { class: "muted" }, ` [${pct(p.lo)}, ${pct(p.hi)}]`) : null));
     });
     clear(tip, rows);
     tip.hidden = false;
     const left = ((x(k) / W) * box.width);
-    tip.style.left = `${Math.min(left + 12, box.width - 190)}px`;
+    tip.style.left = `${Math.max(0, Math.min(left + 12, box.width - 190))}px`;
     tip.style.top = `${(m.t / H) * box.height + 28}px`;
   });
   overlay.addEventListener("mouseleave", () => {
@@ -144,7 +155,11 @@ export function curveChart(container, { kmax, series, title, yLabel = "share of 
     cursor.setAttribute("visibility", "hidden");
     dots.forEach((dot) => dot.setAttribute("visibility", "hidden"));
   });
-  clear(container, h("div", { class: "chart-wrap" }, svg, tip));
+  // The legend under the plot, never over the curves; a long name wraps.
+  const legend = h("ul", { class: "legend chart-legend" }, series.map((line) =>
+    h("li", { dataset: { series: line.key }, title: line.label },
+      h("span", { class: "swatch", style: { background: line.color } }), line.label)));
+  clear(container, h("div", { class: "chart-wrap" }, svg, tip), legend);
 }
 
 /** Vertical bars with counts: bins = [{label, count, color, title}] */

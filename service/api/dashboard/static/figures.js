@@ -141,7 +141,7 @@ async function loadSweep(m) {
     label: `T=${r.temperature}${r.run_id === runId ? " (this run)" : ""}`,
     color: SWEEP_COLORS[i % SWEEP_COLORS.length],
     values: filled(r.curve.map((p) => ({ k: p.k, v: p.pass_at_k.estimate })), kmax),
-    band: r.curve.map((p) => ({ k: p.k, lo: p.pass_at_k.ci_low ?? p.pass_at_k.estimate, hi: p.pass_at_k.ci_high ?? p.pass_at_k.estimate })),
+    band: r.curve.map((p) => ({ k: p.k, est: p.pass_at_k.estimate, lo: p.pass_at_k.ci_low ?? p.pass_at_k.estimate, hi: p.pass_at_k.ci_high ?? p.pass_at_k.estimate })),
   }));
   const chart = h("div", { id: "sweep-chart", class: "chart chart-tall" });
   const byRun = new Map(sweep.runs.map((r, i) => [r.run_id, i]));

@@ -8,21 +8,8 @@ const FLAGGED = "flagged"; // the filter's choice for samples with a reward-hack
 const data = boot();
 const el = (id) => document.getElementById(id);
 
-const state = { cursors: [null], page: 0, verdict: "", items: [], selected: null, nextCursor: null };
+const state = { cursors: [null], page: 0, verdict: "", search: "", items: [], selected: null, nextCursor: null };
 const wanted = Number(new URLSearchParams(location.search).get("sample")) || null; // ?sample=ID selects it
-
-/** The last frame of a Python traceback and the exception under it ("File …, line 12, in f" + code + error). */
-export function lastFrame(stderr) {
-  const lines = (stderr || "").split("\n");
-  let at = -1;
-  for (let i = lines.length - 1; i >= 0; i--) if (/^\s*File ".*", line \d+/.test(lines[i])) { at = i; break; }
-  if (at < 0) return null;
-  const frame = [lines[at].trim()];
-  if (lines[at + 1] && !/^\s*File /.test(lines[at + 1]) && /^\s{4,}/.test(lines[at + 1])) frame.push(lines[at + 1].trim());
-  const error = lines.slice(at + 1).map((l) => l.trim()).filter((l) => l && !/^[~^ ]+$/.test(l)).pop();
-  if (error && error !== frame[frame.length - 1]) frame.push(error);
-  return frame.join("\n");
-}
 
 function excerpt(sample) {
   const pick = sample.detail || lastLine(sample.stderr) || firstLine(sample.stdout) || "";
@@ -34,7 +21,7 @@ const firstLine = (text) => (text || "").trim().split("\n")[0] || "";
 function renderSamples() {
   const body = el("samples-body");
   if (!state.items.length) {
-    clear(body, h("tr", {}, h("td", { colspan: 4, class: "muted empty" }, state.verdict ? `No ${state.verdict} samples.` : "No samples.")));
+    clear(body, h("tr", {}, h("td", { colspan: 4, class: "muted empty" }, state.search ? "No sample contains that text." : state.verdict ? `No ${state.verdict} samples.` : "No samples.")));
   } else {
     clear(body, state.items.map((sample) =>
       h("tr", {
@@ -52,7 +39,7 @@ function renderSamples() {
   const pager = el("samples-pager");
   const first = state.page * PAGE_SIZE + 1;
   const last = state.page * PAGE_SIZE + state.items.length;
-  const total = state.verdict === FLAGGED ? data.flagged : state.verdict ? (data.verdicts[state.verdict] || 0) : data.total;
+  const total = state.search ? state.items.length : state.verdict === FLAGGED ? data.flagged : state.verdict ? (data.verdicts[state.verdict] || 0) : data.total;
   clear(pager,
     h("button", { type: "button", disabled: state.page === 0, onclick: () => go(state.page - 1), "aria-label": "Previous samples" }, "‹ Prev"),
     h("span", { class: "muted page-info" }, state.items.length ? `samples ${first}–${last} of ${num(total)}` : ""),
@@ -64,6 +51,26 @@ function outputBlock(label, text, truncated) {
   return h("div", { class: "output" },
     h("div", { class: "output-label" }, label, truncated ? h("span", { class: "muted" }, " (truncated)") : null),
     h("pre", { class: "output-text" }, text));
+}
+
+// The program's stderr once: passk's own frames (its judge, its value wire) left out by the server
+// (sample.traceback, sandbox/tracebacks.py); a button shows the stderr as it was printed.
+function stderrBlock(sample) {
+  if (!sample.stderr) return null;
+  const stripped = sample.traceback ?? sample.stderr;
+  const pre = h("pre", { class: `output-text${sample.verdict !== "passed" ? " traceback" : ""}`, id: "sample-stderr" }, stripped);
+  let raw = false;
+  const toggle = stripped !== sample.stderr
+    ? h("button", { type: "button", class: "link small", id: "stderr-raw", onclick: (e) => {
+      raw = !raw;
+      pre.textContent = raw ? sample.stderr : stripped;
+      e.target.textContent = raw ? "hide passk's frames" : "show passk's frames";
+    } }, "show passk's frames")
+    : null;
+  return h("div", { class: "output" },
+    h("div", { class: "output-label" }, "stderr", sample.stderr_truncated ? h("span", { class: "muted" }, " (truncated)") : null,
+      toggle ? " · " : null, toggle),
+    pre);
 }
 
 function select(sample) {
@@ -86,11 +93,7 @@ function select(sample) {
     flagsBlock(sample),
     sample.detail ? h("p", { class: "detail mono" }, sample.detail) : null,
     failureBlock(sample.failure),
-    sample.verdict !== "passed" && lastFrame(sample.stderr)
-      ? h("div", { class: "output" }, h("div", { class: "output-label" }, "where it failed (last traceback frame)"),
-        h("pre", { class: "output-text last-frame" }, lastFrame(sample.stderr)))
-      : null,
-    outputBlock("stderr", sample.stderr, sample.stderr_truncated),
+    stderrBlock(sample),
     outputBlock("stdout", sample.stdout, sample.stdout_truncated));
   const completion = sample.completion ?? "";
   highlightInto(el("program-code").querySelector("code"), data.prompt + completion, data.prompt.length);
@@ -146,28 +149,74 @@ async function go(page) {
 el("sample-verdict").addEventListener("change", (e) => {
   state.verdict = e.target.value;
   state.cursors = [null];
-  go(0);
+  if (state.search) search(el("sample-search").value); else go(0);
 });
 
-// ---------- identical programs, grouped ----------
+// ---------- every sample of the problem: search, identical programs ----------
+
+let everySample = null; // read once, on the first search or grouping (a problem has at most a few thousand)
+
+async function allSamples() {
+  if (everySample) return everySample;
+  const found = [];
+  let cursor = null;
+  for (let pages = 0; pages < 100; pages++) {
+    const page = await api(`/v1/runs/${data.run_id}/samples`, {
+      params: { problem_id: data.problem_id, limit: 1000, include: "completion", cursor } });
+    found.push(...page.items);
+    cursor = page.next_cursor;
+    if (!cursor) break;
+  }
+  everySample = found;
+  return found;
+}
+
+const matches = (sample, needle) => [sample.completion, sample.stdout, sample.stderr, sample.detail]
+  .some((text) => (text || "").toLowerCase().includes(needle));
+
+// A search over the samples' code and output: the matching samples replace the page (no pager while searching).
+let searchTimer = null;
+async function search(text) {
+  state.search = text.trim().toLowerCase();
+  const count = el("sample-search-count");
+  if (!state.search) {
+    count.textContent = "";
+    state.cursors = [null];
+    go(0);
+    return;
+  }
+  let samples;
+  try {
+    samples = await allSamples();
+  } catch (error) {
+    count.textContent = errorText(error);
+    return;
+  }
+  if (state.search !== text.trim().toLowerCase()) return; // typed on meanwhile
+  state.items = samples.filter((sample) => matches(sample, state.search)
+    && (!state.verdict || (state.verdict === FLAGGED ? (sample.flags || []).length : sample.verdict === state.verdict)));
+  state.nextCursor = null;
+  state.page = 0;
+  count.textContent = `${num(state.items.length)} of ${num(samples.length)} samples contain “${text.trim()}”`;
+  renderSamples();
+  if (state.items.length) select(state.items[0]);
+}
+el("sample-search").addEventListener("input", (e) => {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => search(e.target.value), 200);
+});
+
 
 async function groupIdentical() {
   const button = el("group-identical");
   button.disabled = true;
   button.textContent = "reading samples…";
   const groups = new Map();
-  let cursor = null;
   try {
-    for (let pages = 0; pages < 100; pages++) {
-      const page = await api(`/v1/runs/${data.run_id}/samples`, {
-        params: { problem_id: data.problem_id, limit: 1000, include: "completion", cursor } });
-      for (const sample of page.items) {
-        const key = sample.completion ?? "";
-        if (!groups.has(key)) groups.set(key, []);
-        groups.get(key).push(sample);
-      }
-      cursor = page.next_cursor;
-      if (!cursor) break;
+    for (const sample of await allSamples()) {
+      const key = sample.completion ?? "";
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(sample);
     }
   } catch (error) {
     clear(el("identical"), h("p", { class: "error" }, errorText(error)));

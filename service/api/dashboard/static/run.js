@@ -4,16 +4,15 @@ import {
   FINISHED_STATUSES, VERDICTS, VERDICT_COLORS, api, boot, bracket, clear, coverage, downloadButton, elapsed, errorText, flagBadge,
   h, num, pct, problemFinished, problemPath, renderPager, renderProgress, statusBadge, toCsv, verdictBadge, when,
 } from "./common.js";
-import { barChart, curveChart, stackedBar } from "./charts.js";
+import { barChart, curveChart, kGrid, stackedBar } from "./charts.js";
 
 const POLL_MS = 1500;
 const REFRESH_EVERY = 5; // while running, re-read per-problem results every 5th poll (~7.5 s)
 const PAGE_SIZE = 50;
-// How the curves get their k grid: the point estimates for EVERY k = 1..n_min are computed here
-// from the per-problem (n, c) (exact, the same estimator as the server, O(problems x n_min)).
-// Bootstrap intervals come from the server on a grid only: every k up to 10, then ~15
-// log-spaced k up to n_min (<= 25 values, under the API's 32); the band is drawn through the grid
-// points. The figures (pass@1, pass@n, pass^n, downloads) use the server's default interval (no
+// How the curves get their k grid: the server's curves give the estimates at every k = 1..n_min,
+// bootstrap intervals come from the server on a grid only (charts.js kGrid: every k up to 10, then ~15
+// log-spaced k up to n_min, <= 25 values, under the API's 32). Once the band arrives, each curve is
+// drawn through the grid points only, with the band's own estimates, so it never leaves its band. The figures (pass@1, pass@n, pass^n, downloads) use the server's default interval (no
 // options), the bracket the CLI, the runs list and `passk report` show. The band uses fewer resamples
 // (25 k at 10,000 resamples on 1,000 problems take seconds) and its caption says so.
 const BAND_RESAMPLES = 2000;
@@ -21,17 +20,6 @@ const BAND_RESAMPLES = 2000;
 const { run_id: runId, problem_count: problemCount, flags: flagMeanings = {} } = boot();
 const HACK_LINKS = 12; // flagged samples linked per flag at first ("more…" pages on)
 const el = (id) => document.getElementById(id);
-
-export function kGrid(nMin) {
-  const ks = new Set();
-  for (let k = 1; k <= Math.min(10, nMin); k++) ks.add(k);
-  if (nMin > 10) {
-    const steps = 15;
-    for (let i = 1; i <= steps; i++) ks.add(Math.round(Math.exp(Math.log(10) + (i / steps) * Math.log(nMin / 10))));
-  }
-  ks.add(nMin);
-  return [...ks].filter((k) => k >= 1 && k <= nMin).sort((a, b) => a - b);
-}
 
 const state = {
   run: null,
@@ -216,6 +204,9 @@ function curvesOf(curves) {
   return curves ? { at: curves.pass_at_k, hat: curves.pass_hat_k, nMin: curves.n_min, problems: curves.problems } : null;
 }
 
+// no bounds (every problem scored alike): the band pinches to the estimate there
+const bandPoint = (k, interval) => ({ k, est: interval.estimate, lo: interval.ci_low ?? interval.estimate, hi: interval.ci_high ?? interval.estimate });
+
 function renderCurves() {
   const curves = state.curves;
   if (!curves) {
@@ -223,12 +214,13 @@ function renderCurves() {
     return;
   }
   const bands = { at: [], hat: [] };
-  const source = state.band || state.metrics;
+  // The band's grid once it arrived (the figures' k are the whole grid when n_min <= 2); until then the
+  // curves alone, at every k. Each curve is drawn through its band's points only (charts.js drawnPoints).
+  const source = state.band || (state.metrics && kGrid(curves.nMin).length <= 2 ? state.metrics : null);
   for (const m of (source && source.metrics) || []) {
     if (m.k > curves.nMin) continue;
-    // no bounds (every problem scored alike): the band pinches to the estimate there
-    bands.at.push({ k: m.k, lo: m.pass_at_k.ci_low ?? m.pass_at_k.estimate, hi: m.pass_at_k.ci_high ?? m.pass_at_k.estimate });
-    bands.hat.push({ k: m.k, lo: m.pass_hat_k.ci_low ?? m.pass_hat_k.estimate, hi: m.pass_hat_k.ci_high ?? m.pass_hat_k.estimate });
+    bands.at.push(bandPoint(m.k, m.pass_at_k));
+    bands.hat.push(bandPoint(m.k, m.pass_hat_k));
   }
   const first = source && source.metrics[0] ? source.metrics[0].pass_at_k : null;
   const method = first ? (first.method_used || first.method || "bootstrap").replace("bca", "BCa bootstrap").replace("percentile", "percentile bootstrap") : "bootstrap";

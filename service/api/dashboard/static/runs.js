@@ -70,6 +70,8 @@ function rowFor(run) {
       h("div", { class: "mono muted tiny run-id", title: run.id }, run.id.slice(0, 8)),
       run.tags && run.tags.length ? h("div", {}, run.tags.map((t) => h("span", { class: "tag" }, t))) : null,
       run.archived ? h("span", { class: "badge tiny" }, "archived") : null),
+    // pass@1 right after the name: on a phone it is on screen without scrolling sideways.
+    h("td", { class: "num pass1-cell" }, h("span", { class: "muted" }, "…")),
     h("td", { class: "num mono" }, temperature(run.sampling)),
     h("td", { class: "dataset-cell" }, run.dataset_name || (dataset ? dataset.name : h("span", { class: "mono muted" }, run.dataset_id.slice(0, 8))),
       h("div", { class: "tiny muted coverage-cell" }, coverage(run))),
@@ -80,7 +82,6 @@ function rowFor(run) {
         h("span", { class: "hacks-cell" }, hackBadge(run.flagged_samples))),
       h("div", { class: "progress small", role: "progressbar", "aria-valuemin": 0, "aria-valuemax": 100 })),
     h("td", { class: "num n-cell mono" }, approxN === null ? "–" : `≈${num(Math.round(approxN))}`),
-    h("td", { class: "num pass1-cell" }, h("span", { class: "muted" }, "…")),
     h("td", { class: "muted created-cell", title: run.created_at }, when(run.created_at)));
   return row;
 }

@@ -6,7 +6,7 @@
 A LocalStack (its own Postgres cluster, the API over HTTP on 127.0.0.1) with a run of --samples samples
 (4 problems, as bench/load.py's) and no worker. Instead of sandboxes, this process finishes the run's
 samples straight in the database at the pace of a real run (the whole run in --seconds), as the results
-writer does: state done, a verdict, an event number, the run's event count. So every poll sees a run
+writer does: state done, a verdict, an event id. So every poll sees a run
 that changed since the last one, as during bench/load.py --slowdown, but the machine stays free and the
 figures are the API's own.
 
@@ -40,19 +40,17 @@ from load import PROBLEMS, PROMPT, TEST, Stats, _poll_run, completion, percentil
 from passk_dev.localstack import LocalStack  # noqa: E402
 from passk_dev.proc import process_cpu_s, tree_cpu_s  # noqa: E402
 
-# What the results writer does to a finished sample (state, verdict, attempt, event number) and to its run.
+# What the results writer does to a finished sample (state, verdict, attempt, event id) and to its run.
 _FINISH = """
 WITH picked AS (
-    SELECT id, row_number() OVER (ORDER BY id) AS rn FROM samples
-    WHERE run_id = %(run)s AND state = 'queued' ORDER BY id LIMIT %(n)s
-), counted AS (
-    UPDATE runs SET events = events + (SELECT count(*) FROM picked), status = 'running',
-                    started_at = coalesce(started_at, now())
-    WHERE id = %(run)s RETURNING events
+    SELECT id FROM samples WHERE run_id = %(run)s AND state = 'queued' ORDER BY id LIMIT %(n)s FOR UPDATE
+), started AS (
+    UPDATE runs SET status = 'running', started_at = coalesce(started_at, now())
+    WHERE id = %(run)s AND status = 'queued'
 )
 UPDATE samples s SET state = 'done', attempts = 1, finished_at = now(),
        verdict = CASE WHEN s.id %% 4 = 3 THEN 'failed' ELSE 'passed' END,
-       event = (SELECT events FROM counted) - (SELECT count(*) FROM picked) + picked.rn
+       event = CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('sample_events') END
 FROM picked WHERE s.id = picked.id
 """
 _END = "UPDATE runs SET status = 'completed', finished_at = now() WHERE id = %(run)s AND NOT EXISTS " \

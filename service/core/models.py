@@ -17,6 +17,7 @@ from sqlalchemy import (
     Identity,
     Index,
     Integer,
+    Sequence,
     String,
     Text,
     UniqueConstraint,
@@ -178,13 +179,16 @@ class Run(Base):
     checkpoint: Mapped[str | None] = mapped_column(String(300))
     step: Mapped[int | None] = mapped_column(BigInteger)
     # Delivery (migration 0007): RunPriority, the submitting key (fairness, ceilings), the webhook and
-    # its state (CallbackState), and the last event number given to one of the run's samples.
+    # its state (CallbackState).
     priority: Mapped[str] = mapped_column(String(16), server_default=text("'batch'"))
     api_key_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     callback_url: Mapped[str | None] = mapped_column(Text)
     callback_state: Mapped[str | None] = mapped_column(String(16))
     callback_claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    events: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+
+
+# Migration 0019: the samples' event ids, one sequence for every run (service/worker/results.py, event_id).
+SAMPLE_EVENTS = Sequence("sample_events", metadata=Base.metadata)
 
 
 class Sample(Base):
@@ -199,6 +203,8 @@ class Sample(Base):
         # 0011 dropped the one on id alone, which the planner took for a run's first sample).
         Index("ix_samples_queued_group", "run_id", "problem_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
         Index("ix_samples_leased", "lease_expires_at", postgresql_where=text(_is("state", SampleState.LEASED))),
+        # Migration 0019: a run's leased samples (the end-of-run check: is any still out?).
+        Index("ix_samples_leased_run", "run_id", postgresql_where=text(_is("state", SampleState.LEASED))),
         # Migration 0008: queued work by run and by problem (the claim), and a run's events in order.
         Index("ix_samples_queued_run", "run_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
         Index("ix_samples_queued_problem", "problem_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
@@ -246,7 +252,7 @@ class Sample(Base):
     output_tokens: Mapped[int | None] = mapped_column(Integer)
     confidence: Mapped[float | None] = mapped_column(Float)
     steps: Mapped[int | None] = mapped_column(Integer)
-    # Migration 0007: the sample's number among its run's events (set when its verdict is recorded),
+    # Migration 0007: the sample's event id (set when its verdict is recorded; from SAMPLE_EVENTS since 0019),
     # and what failed: the judge's record of the first failing assertion or case (sandbox/runtime/failure.py; the
     # shapes are SampleRead.failure's).
     event: Mapped[int | None] = mapped_column(BigInteger)

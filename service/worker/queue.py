@@ -3,8 +3,9 @@
 Every function takes a Session and never commits; the caller's `transaction()` makes each claim or each
 batch of results one atomic step. A lease guards every write: a worker that lost its lease (it was presumed
 dead and the samples went to another worker) cannot overwrite what the new owner records. Recording
-results: service/worker/results.py; the verdict cache: service/worker/cache.py. Lock order (runs, then
-samples) and SKIP LOCKED where a wait could deadlock, as documented at each statement.
+results: service/worker/results.py; the verdict cache: service/worker/cache.py. Lock order (runs sorted by id,
+then samples sorted by id; written out in results.py) and SKIP LOCKED where a wait could deadlock, as documented
+at each statement.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from types import SimpleNamespace
 
-from sqlalchemy import UUID, Interval, Row, Text, and_, any_, bindparam, or_, case, cast, func, select, true, union_all, update
+from sqlalchemy import (
+    UUID, BigInteger, Interval, Row, Text, and_, any_, bindparam, case, cast, func, or_, select, true, union_all, update,
+)
 from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.orm import Session
 
@@ -29,13 +32,14 @@ from service.formats.program import program_for
 from service.core.states import ACTIVE_RUN_STATES, RunState, SampleState
 from service.worker.cache import cache_key
 from service.worker.results import (
+    event_id,
     fixed,
+    held_by,
     leased_by,
     lock_runs,
     lock_runs_of,
     requeued_state,
     run_cancelled,
-    settle_reclaimed,
 )
 
 runs, samples, problems, datasets = Run.__table__, Sample.__table__, Problem.__table__, Dataset.__table__
@@ -111,21 +115,40 @@ def _claim():
     then share a batch); they share a program prefix and limits. Returns each sample's run status too, so
     that marking runs `running` costs a statement only when one of them is still queued, and its API key (the
     re-run lane takes turns by key)."""
-    head = (
-        select(
-            samples.c.run_id, samples.c.problem_id, runs.c.priority, runs.c.time_limit_s, runs.c.memory_mb, runs.c.use_cache,
-            runs.c.compile_time_limit_s, runs.c.compile_memory_mb,
-        )
-        .select_from(samples.join(runs, runs.c.id == samples.c.run_id))
-        # The run's first queued sample, walking ix_samples_queued_run in its order: `= ANY(ARRAY[run])` rather
-        # than `= run`, which would let the planner walk the primary key instead, filtering every queued sample
-        # of the runs before this one (it assumes them spread evenly over the ids, and they are not).
-        .where(samples.c.state == fixed(SampleState.QUEUED), samples.c.run_id == any_(array([bindparam("head_run", type_=UUID)])))
-        .order_by(samples.c.run_id, samples.c.id)
-        .limit(1)
-        .with_for_update(of=samples, skip_locked=True)
-        .cte("head")
+    # The problem: that of a queued sample of the head run found from a random pivot between the run's first and
+    # last queued samples (then from the first, if none is left past it), so that workers claiming together
+    # spread over the run's problems instead of all reaching for its first rows (SKIP LOCKED makes them pass
+    # each other's, but each still walks them). Walking ix_samples_queued_run in its order: `= ANY(ARRAY[run])`
+    # rather than `= run`, which would let the planner walk the primary key instead, filtering every queued
+    # sample of the runs before this one (it assumes them spread evenly over the ids, and they are not).
+    in_head_run = (samples.c.state == fixed(SampleState.QUEUED),
+                   samples.c.run_id == any_(array([bindparam("head_run", type_=UUID)])))
+
+    def queued_end(*order):
+        return select(samples.c.id).where(*in_head_run).order_by(*order).limit(1).scalar_subquery()
+
+    first, last = queued_end(samples.c.run_id, samples.c.id), queued_end(samples.c.run_id.desc(), samples.c.id.desc())
+    pivot = select(cast(first + func.floor(func.random() * (last - first + 1)), BigInteger).label("at")).cte("pivot")
+    at = select(pivot.c.at).scalar_subquery()
+    head_columns = (
+        samples.c.run_id, samples.c.problem_id, runs.c.priority, runs.c.time_limit_s, runs.c.memory_mb, runs.c.use_cache,
+        runs.c.compile_time_limit_s, runs.c.compile_memory_mb,
     )
+
+    def from_pivot(side, name: str):
+        return (
+            select(*head_columns)
+            .select_from(samples.join(runs, runs.c.id == samples.c.run_id))
+            .where(*in_head_run, side)
+            .order_by(samples.c.run_id, samples.c.id)
+            .limit(1)
+            .with_for_update(of=samples, skip_locked=True)
+            .cte(name)
+        )
+
+    # A CTE is read on demand: `before` is walked only when `past` found nothing.
+    past, before = from_pivot(samples.c.id >= at, "past"), from_pivot(samples.c.id < at, "before")
+    head = select(union_all(select(past), select(before)).subquery("found")).limit(1).cte("head")
     same_limits = and_(
         runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), runs.c.priority == head.c.priority, runs.c.use_cache == head.c.use_cache,
         runs.c.time_limit_s.is_not_distinct_from(head.c.time_limit_s), runs.c.memory_mb.is_not_distinct_from(head.c.memory_mb),
@@ -302,9 +325,10 @@ def renew_leases(session: Session, owner: str, lease_s: float, sample_ids: Colle
     """
     if sample_ids is not None and not sample_ids:
         return 0
-    mine = select(samples.c.id).where(*leased_by(owner))
-    if sample_ids is not None:
-        mine = mine.where(samples.c.id.in_(sorted(sample_ids)))
+    if sample_ids is None:
+        mine = select(samples.c.id).where(*leased_by(owner))
+    else:  # by primary key (held_by: not by walking every worker's leases)
+        mine = select(samples.c.id).where(*held_by(owner), samples.c.id.in_(sorted(sample_ids)))
     # SKIP LOCKED: rows a thread is recording right now need no renewal, and waiting for them (while
     # holding others that the recorder wants next) deadlocked renewals against recordings.
     mine = mine.with_for_update(skip_locked=True)
@@ -347,16 +371,25 @@ def _give_back(session: Session, owner: str, sample_ids: Collection[int], **valu
 
 
 def reclaim_expired(session: Session, max_attempts: int) -> int:
-    """Requeue samples whose worker vanished; give up on ones that took down a worker every time."""
+    """Requeue samples whose worker vanished; give up on ones that took down a worker every time (they end, with
+    their event ids; the runs they finish are ended by the sweep, results.end_runs, in the next transaction)."""
     expired = [samples.c.state == fixed(SampleState.LEASED), samples.c.lease_expires_at < func.now()]
     run_ids = set(session.execute(select(samples.c.run_id).distinct().where(*expired)).scalars())
     if not run_ids:
         return 0
-    lock_runs(session, run_ids)  # same lock order as record_outcomes: runs, then samples
+    lock_runs(session, run_ids)  # the lock order: runs (against a cancel), then samples, in id order
+    doomed = (
+        select(samples.c.id)
+        .where(*expired, samples.c.run_id.in_(sorted(run_ids)))
+        .order_by(samples.c.id)
+        .with_for_update()
+        .cte("doomed")
+    )
     spent = samples.c.attempts >= max_attempts
+    ends = and_(spent, ~run_cancelled)
     result = session.execute(
         update(samples)
-        .where(*expired, samples.c.run_id.in_(sorted(run_ids)))
+        .where(samples.c.id == doomed.c.id)
         .values(
             state=requeued_state((spent, SampleState.DONE)),
             verdict=case((run_cancelled, None), (spent, Verdict.SANDBOX_ERROR)),
@@ -364,12 +397,12 @@ def reclaim_expired(session: Session, max_attempts: int) -> int:
                 (run_cancelled, "the run was cancelled while its worker was lost"),
                 (spent, func.concat("the worker running this sample was lost ", samples.c.attempts, " times")),
             ),
-            finished_at=case((and_(spent, ~run_cancelled), func.now())),
+            finished_at=case((ends, func.now())),
+            event=case((ends, event_id()), else_=samples.c.event),
             lease_owner=None, lease_expires_at=None,
         )
-        .returning(samples.c.id, samples.c.run_id, samples.c.state)
+        .returning(samples.c.id, samples.c.state)
     ).all()
-    settle_reclaimed(session, run_ids, [row.id for row in result if row.state == SampleState.DONE])
     if any(row.state == SampleState.QUEUED for row in result):
         session.execute(notify(Channel.SAMPLES))
     return len(result)

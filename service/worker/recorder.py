@@ -48,11 +48,16 @@ class Recorder:
         try:
             for attempt in retrying:
                 with attempt, transaction(self.sessions) as session:
-                    results.record_outcomes(
+                    recorded = results.record_outcomes(
                         session, self.owner, claimed, outcomes, self.max_attempts, set(cached_ids), set(rerun_ids)
                     )
                     queue.release_cancelled(session, self.owner, set(skipped))
-            return
         except RetryError:
-            pass
-        log.error("gave up recording %d results; their leases will expire and they will run again", len(claimed))
+            log.error("gave up recording %d results; their leases will expire and they will run again", len(claimed))
+            return
+        # Once committed: did the runs end? (A new transaction sees every record committed before it.)
+        try:
+            with transaction(self.sessions) as session:
+                results.end_runs(session, recorded)
+        except (OperationalError, DBAPIError) as exc:  # the maintenance pass's sweep ends them
+            log.error("could not check whether runs %s ended: %s", recorded, exc)

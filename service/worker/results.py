@@ -1,8 +1,21 @@
-"""Recording what ran: verdicts, retries, event numbers and the end of a run.
+"""Recording what ran: verdicts, retries, event ids and the end of a run.
 
-The lock order, everywhere: the runs' rows (sorted by id), then their samples' rows. It serialises the "was
-that the last sample?" check between workers finishing one run together, and a cancel (which holds the run,
-then waits for its samples) never deadlocks against a worker.
+Records of one run do not wait for each other: nothing a record writes is shared between workers but the samples
+it holds. Three rules make that hold:
+
+- Event ids come from one sequence (`sample_events`), taken by each sample as it becomes done, in a transaction
+  that has its xid already (event_id). Ids of concurrent transactions commit out of order; readers only go past
+  an id once no transaction that could still commit a lower one is open (service/api/delivery/events.py: the
+  visibility horizon), so a reader that saw id N of a run has seen every id below N.
+- Progress is counted from the samples (service/api/runs/repository.py), never kept in the run's row.
+- The end of a run is decided after the commit of whatever finished its samples (end_runs): a new transaction
+  sees every record committed before it, so the last of two concurrent records to commit sees both; the UPDATE
+  of the run's row ends it once (a second one waits for the row, then finds it ended).
+
+The lock order, everywhere: the runs' rows (sorted by id), then their samples' rows (sorted by id). Records take
+runs' rows only when they put samples back in the queue (FOR SHARE, against a cancel that would otherwise miss a
+sample requeued behind its back); a cancel (which holds the run, then waits for its samples), a reclaim and a
+give-back take them exclusively. Samples are locked in id order by records and reclaims alike.
 """
 
 from __future__ import annotations
@@ -13,16 +26,16 @@ from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING
 
 from sqlalchemy import (
-    String, Text, and_, any_, bindparam, case, cast, column, exists, false, func, literal_column, or_, select, true,
-    tuple_, update,
+    String, Text, any_, bindparam, case, cast, column, exists, false, func, literal_column, null, select,
+    true, tuple_, union, union_all, update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import Session
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
-from service.core.channels import Channel, notify, notify_column
-from service.core.models import Run, Sample
+from service.core.channels import Channel, notify_column
+from service.core.models import SAMPLE_EVENTS, Run, Sample
 from service.core.flags import wire_text
 from service.core.states import ACTIVE_RUN_STATES, CallbackState, RunState, SampleState
 from service.worker.cache import cacheable, store_cache
@@ -66,11 +79,14 @@ def held_by(owner: object):
     return [func.coalesce(samples.c.state == fixed(SampleState.LEASED), false()), samples.c.lease_owner == owner]
 
 
-def lock_runs(session: Session, run_ids: Iterable[uuid.UUID]) -> None:
-    """Lock these runs' rows, in id order (held to commit)."""
+def lock_runs(session: Session, run_ids: Iterable[uuid.UUID], share: bool = False) -> None:
+    """Lock these runs' rows, in id order (held to commit); `share`: against changes of the rows only (a cancel),
+    not against other holders of a share."""
     wanted = sorted(set(run_ids))
     if wanted:
-        session.execute(select(runs.c.id).where(runs.c.id.in_(wanted)).order_by(runs.c.id).with_for_update())
+        session.execute(
+            select(runs.c.id).where(runs.c.id.in_(wanted)).order_by(runs.c.id).with_for_update(read=share)
+        )
 
 
 def lock_runs_of(session: Session, sample_ids: Collection[int]) -> None:
@@ -99,82 +115,15 @@ def ended_run():
     }
 
 
-# Statement 2 of a record or a reclaim, only when a run ended (its row is locked by statement 1): a new statement,
-# so its snapshot holds every sample finished before, this transaction's included.
-_END = (
-    update(runs)
-    .where(runs_in("run_ids"), runs.c.status.in_(fixed(ACTIVE_RUN_STATES)))
-    .values(**ended_run())
-    .returning(runs.c.callback_url)
-)
-
-
-def _settle(mine_of):
-    """The shared part of a record and of a reclaim, for the runs in :run_ids: lock them (in id order, the first
-    thing the statement does), then `mine_of(locked)`: a CTE of the samples concerned (id, run_id and `numbered`:
-    it gets an event number now), which must lock its samples (FOR UPDATE, after `locked`: the lock order) so that
-    it reads their current versions, not the statement's snapshot, taken before it waited for the runs.
-
-    Numbering: each run's numbered samples get the run's next event numbers in id order (`base + k`) and the run's
-    `events` grows by their count, in the UPDATE of its row, under its lock (held to commit), so numbers become
-    visible in order: a reader that saw event N has seen every event below N. `events` thereby counts the run's
-    done samples (each is numbered once, when it becomes done), so an active run ends when `events` reaches its
-    `sample_count`: read from the locked row, current whatever the snapshot (no search of its samples).
-    Returns (locked, mine, the samples' source: mine with `base` and `k`, the statement: one row per run numbered
-    or ended: id, ends, and pg_notify('passk_events', id), sent at commit)."""
-    locked = (
-        select(runs.c.id, runs.c.status, runs.c.events, runs.c.sample_count)
-        .where(runs_in("run_ids"))
-        .order_by(runs.c.id)
-        .with_for_update()
-        .cte("locked")
-    )
-    mine = mine_of(locked)
-    per_run = (
-        select(
-            locked.c.id.label("run_id"),
-            func.count().filter(mine.c.numbered).label("n"),
-            and_(
-                locked.c.status.in_(fixed(ACTIVE_RUN_STATES)),
-                locked.c.events + func.count().filter(mine.c.numbered) >= locked.c.sample_count,
-            ).label("ends"),
-        )
-        .select_from(locked.outerjoin(mine, mine.c.run_id == locked.c.id))
-        .group_by(locked.c.id, locked.c.status, locked.c.events, locked.c.sample_count)
-        .subquery("per_run")
-    )
-    bumped = (
-        update(runs)
-        .where(runs.c.id == per_run.c.run_id, or_(per_run.c.n > 0, per_run.c.ends))
-        .values(events=runs.c.events + per_run.c.n)
-        .returning(runs.c.id, (runs.c.events - per_run.c.n).label("base"), per_run.c.ends)
-        .cte("bumped")
-    )
-    k = func.row_number().over(partition_by=(mine.c.run_id, mine.c.numbered), order_by=mine.c.id)
-    ranked = select(mine, k.label("k")).cte("ranked")
-    source = (
-        select(ranked, bumped.c.base)
-        .select_from(ranked.outerjoin(bumped, bumped.c.id == ranked.c.run_id))
-        .subquery("m")
-    )
-    return locked, mine, source, select(bumped.c.id, bumped.c.ends, notify_column(Channel.EVENTS, cast(bumped.c.id, Text)))
-
-
-def _after(locked):
-    """A condition true once every row of `locked` is locked (an InitPlan, evaluated before the scan it filters)."""
-    return select(func.count()).select_from(locked).scalar_subquery() >= 0
-
-
-def event_number(source):
-    """A sample's event: the next of its run's when `numbered` (see _settle), else the one it has."""
-    return case((source.c.numbered, source.c.base + source.c.k), else_=samples.c.event)
-
-
-def end_runs(session: Session, settled) -> None:
-    """Statement 2 (only when one ended): the end-of-run rule on the runs that `settled` (_settle's rows) ended."""
-    ended = [row.id for row in settled if row.ends]
-    if ended and any(url is not None for url in session.execute(_END, {"run_ids": ended}).scalars()):
-        session.execute(notify(Channel.CALLBACKS))
+def event_id():
+    """A sample's event id, as it becomes done: the next of the `sample_events` sequence (a new one only where it
+    has none: COALESCE stops at its first non-null argument), taken once the transaction has its xid
+    (pg_current_xact_id() assigns it; CASE evaluates the condition, an InitPlan, before the sequence). A reader's
+    horizon relies on it: whoever holds an id up to the sequence's value it read has an xid below the xmax of
+    any snapshot taken after, so once a snapshot's xmin is past that xmax, every such id is committed (or never
+    will be)."""
+    has_xid = select(func.pg_current_xact_id()).scalar_subquery().is_not(None)
+    return func.coalesce(samples.c.event, case((has_xid, SAMPLE_EVENTS.next_value())))
 
 
 # The outcomes of a record, one array parameter per column (`<column>_values`, typed as the samples' columns; not
@@ -191,73 +140,84 @@ _RECORDED = tuple(_OUTCOME_TYPES)
 
 
 def _record_statement():
-    """A record in one statement, which takes the runs' locks itself (_settle), so they are held only for the
-    rest of it and the commit: finish the samples (lease-guarded) and number them, put the retried ones back in
-    the queue (requeued_state), bump each run's event count, then notify (sent at commit). Every samples row it
-    writes is guarded by the lease (a reclaim that took one while it waited for the run is seen: `mine` locks
-    the rows and reads their current versions)."""
+    """A record in one statement: lock this worker's samples among the outcomes, in id order (the lock order),
+    reading their current versions (a reclaim that took one meanwhile is seen: the lease guards every write);
+    finish them with their event ids, and put the retried ones back in the queue (requeued_state: a cancel is seen
+    in the statement's snapshot, the runs' rows being held FOR SHARE by record_outcomes when there are retries).
+    Returns the number of samples written."""
     outcomes = (
         func.unnest(*(cast(bindparam(f"{name}_values"), ARRAY(type_)) for name, type_ in _OUTCOME_TYPES.items()))
         .table_valued(*(column(name, type_) for name, type_ in _OUTCOME_TYPES.items()))
         .render_derived(name="o")
     )
-    owner = bindparam("owner")
-
-    def mine_of(locked):
-        return (
-            select(outcomes, samples.c.run_id, and_(samples.c.event.is_(None), outcomes.c.retry.is_(None)).label("numbered"))
-            .join_from(outcomes, samples, samples.c.id == outcomes.c.id)
-            .where(*held_by(owner), _after(locked))
-            .with_for_update(of=samples)
-            .cte("mine")
-        )
-
-    locked, mine, source, settled = _settle(mine_of)
+    mine = (
+        select(outcomes)
+        .join_from(outcomes, samples, samples.c.id == outcomes.c.id)
+        .where(*held_by(bindparam("owner")))
+        .order_by(samples.c.id)
+        .with_for_update(of=samples)
+        .cte("mine")
+    )
     finished = (
         update(samples)
-        .where(samples.c.id == source.c.id, source.c.retry.is_(None), *held_by(owner))
+        .where(samples.c.id == mine.c.id, mine.c.retry.is_(None))
         .values(
             state=SampleState.DONE, finished_at=func.now(), lease_owner=None, lease_expires_at=None,
-            failure=cast(source.c.failure, JSONB), flags=func.string_to_array(source.c.flags, ","),
-            **{name: source.c[name] for name in (*OUTCOME_COLUMNS, "cached", "rerun")},
-            event=event_number(source),
+            failure=cast(mine.c.failure, JSONB), flags=func.string_to_array(mine.c.flags, ","),
+            **{name: mine.c[name] for name in (*OUTCOME_COLUMNS, "cached", "rerun")},
+            event=event_id(),
         )
         .cte("finished")
     )
-    # The run's status as locked (current), not as in the snapshot: a cancel committed while this waited is seen.
     retried = (
         update(samples)
-        .where(samples.c.id == mine.c.id, mine.c.retry.is_not(None), locked.c.id == mine.c.run_id, *held_by(owner))
-        .values(
-            state=requeued_state(cancelled=locked.c.status == fixed(RunState.CANCELLED)), detail=mine.c.retry,
-            lease_owner=None, lease_expires_at=None,
-        )
+        .where(samples.c.id == mine.c.id, mine.c.retry.is_not(None))
+        .values(state=requeued_state(), detail=mine.c.retry, lease_owner=None, lease_expires_at=None)
         .cte("retried")
     )
-    return settled.add_cte(finished, retried)
+    return select(func.count()).select_from(mine).add_cte(finished, retried)
 
 
-def _reclaimed_statement():
-    """After a reclaim (its runs locked already): number the samples in :ids that it finished (their attempts
-    spent) and bump the runs' events, the same _settle as a record."""
+def _end_statement(every_active: bool):
+    """The end-of-run check, in its own transaction after the commit of whatever finished samples, on the runs in
+    :run_ids (or, `every_active`, on every active run: the sweep): a run with no sample queued or leased ends
+    (ended_run), once (a second check waits for the row, then finds it no longer active). Then the wake-ups:
+    pg_notify('passk_events', id) for the runs in :woken and those that ended, pg_notify('passk_callbacks') when
+    one that ended has a webhook, all sent at commit.
 
-    def mine_of(locked):
-        return (
-            select(samples.c.id, samples.c.run_id, true().label("numbered"))
-            .where(
-                samples.c.id == any_(cast(bindparam("ids"), ARRAY(samples.c.id.type))),
-                samples.c.state == fixed(SampleState.DONE), samples.c.event.is_(None), _after(locked),
-            )
-            .with_for_update(of=samples)
-            .cte("mine")
-        )
+    A notification takes a lock that serialises every notifying transaction until its commit is done, so the
+    commit of this one is not waited for on disk (synchronous_commit off for the transaction) unless a run ended:
+    a lost wake-up costs a reader one poll; a lost end is found again by the sweep, but a run's end is durable."""
+    def unfinished(state: SampleState):
+        return exists().where(samples.c.run_id == runs.c.id, samples.c.state == fixed(state))
 
-    _, _, source, settled = _settle(mine_of)
-    numbered = update(samples).where(samples.c.id == source.c.id).values(event=event_number(source)).cte("numbered")
-    return settled.add_cte(numbered)
+    chosen = runs.c.status.in_(fixed(ACTIVE_RUN_STATES)) if every_active else runs_in("run_ids")
+    ended = (
+        update(runs)
+        .where(chosen, runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), ~unfinished(SampleState.QUEUED),
+               ~unfinished(SampleState.LEASED))
+        .values(**ended_run())
+        .returning(runs.c.id, runs.c.callback_url)
+        .cte("ended")
+    )
+    commit_mode = (
+        select(func.set_config("synchronous_commit", case((exists(select(ended.c.id)), "on"), else_="off"), true()))
+        .scalar_subquery()
+    )
+    woken = union(
+        select(func.unnest(cast(bindparam("woken"), ARRAY(runs.c.id.type))).label("id")),
+        select(ended.c.id),
+    ).subquery("woken")
+    return union_all(
+        select(woken.c.id, notify_column(Channel.EVENTS, cast(woken.c.id, Text)).label("notified"),
+               commit_mode.label("commit_mode")),
+        select(null(), notify_column(Channel.CALLBACKS).label("notified"), null()).where(
+            exists(select(ended.c.id).where(ended.c.callback_url.is_not(None)))
+        ),
+    )
 
 
-_RECORD, _RECLAIMED = _record_statement(), _reclaimed_statement()
+_RECORD, _END, _SWEEP = _record_statement(), _end_statement(every_active=False), _end_statement(every_active=True)
 
 
 def record_outcomes(
@@ -268,17 +228,18 @@ def record_outcomes(
     max_attempts: int,
     cached_ids: Collection[int] = (),
     rerun_ids: Collection[int] = (),
-) -> None:
+) -> list[uuid.UUID]:
     """Store verdicts (and new cache entries); a sandbox_error with attempts left goes back to the queue.
 
-    Records of one run are serial (numbered under its row lock), so the lock is held for as little as possible:
-    everything is prepared, and new cache entries stored, before _RECORD, which takes the runs' locks itself;
-    then only the commit (and, once per run, _END when it ended)."""
+    Returns the runs recorded into: once this transaction has committed, end_runs(session, them) in a new one
+    decides whether they ended and wakes their followers."""
     columns: dict[str, list] = {f"{name}_values": [] for name in _RECORDED}
     fresh: dict[str, Outcome] = {}
+    retrying_any = False
     for sample, outcome in zip(claimed, outcomes, strict=True):
         values = outcome_values(outcome)
         retrying = outcome.verdict is Verdict.SANDBOX_ERROR and sample.attempts < max_attempts
+        retrying_any |= retrying
         values["failure"] = None if values["failure"] is None else json.dumps(values["failure"])
         values["flags"] = wire_text(values["flags"])  # type: ignore[arg-type]
         values.update(id=sample.id, cached=sample.id in cached_ids, rerun=sample.id in rerun_ids,
@@ -289,12 +250,19 @@ def record_outcomes(
             fresh[sample.cache_key] = outcome
     run_ids = sorted({sample.run_id for sample in claimed})
     if not run_ids:
-        return
+        return []
+    if retrying_any:
+        lock_runs(session, run_ids, share=True)
     store_cache(session, fresh)
-    end_runs(session, session.execute(_RECORD, {**columns, "owner": owner, "run_ids": run_ids}).all())
+    session.execute(_RECORD, {**columns, "owner": owner})
+    return run_ids
 
 
-def settle_reclaimed(session: Session, run_ids: Collection[uuid.UUID], finished_ids: Collection[int]) -> None:
-    """After reclaim_expired (the runs already locked): number the samples it finished and end the runs with
-    nothing left (_RECLAIMED, then _END if one ended)."""
-    end_runs(session, session.execute(_RECLAIMED, {"run_ids": sorted(run_ids), "ids": sorted(finished_ids)}).all())
+def end_runs(session: Session, run_ids: Collection[uuid.UUID] | None = None) -> None:
+    """The end-of-run check and the followers' wake-up (_end_statement) for these runs, in a transaction of its
+    own after the one that recorded into them; None: the sweep, which ends every active run with nothing left
+    (after a reclaim, or a worker lost between a record and its check)."""
+    if run_ids is None:
+        session.execute(_SWEEP, {"woken": []}).all()
+    elif run_ids:
+        session.execute(_END, {"run_ids": sorted(run_ids), "woken": sorted(run_ids)}).all()

@@ -29,7 +29,7 @@ from sandbox.runtime.builds import STATS as BUILD_STATS
 from sandbox.verdicts import Verdict
 from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.core.settings import Settings
-from service.worker import queue
+from service.worker import queue, results
 from service.worker.batch import Rerun, execute_batch
 from service.worker.cache import lookup_cache
 from service.worker.engine import EngineWatch
@@ -317,6 +317,8 @@ class Worker:
                 if time.monotonic() >= next_reclaim:
                     with transaction(self.sessions) as session:
                         reclaimed = queue.reclaim_expired(session, cfg.max_attempts)
+                    with transaction(self.sessions) as session:  # runs a reclaim or a lost worker finished
+                        results.end_runs(session)
                     if reclaimed:
                         log.warning("reclaimed %d samples from lost workers", reclaimed)
                     next_reclaim = time.monotonic() + RECLAIM_EVERY_S

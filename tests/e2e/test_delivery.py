@@ -249,3 +249,82 @@ def test_backpressure_429_and_no_over_admission_under_concurrent_posts(stack: Lo
     stack.start_worker(concurrency=2)
     waited = _run(client, dataset, _samples(4), params={"wait": 60})
     assert waited.status_code == 200 and waited.json()["status"] == "completed", waited.text
+
+
+def _follow(url: str, stack: LocalStack, reconnect_every: int | None) -> list[dict]:
+    """Every event of a run's stream until `end`, reconnecting with Last-Event-ID after each `reconnect_every`
+    sample events (None: one connection)."""
+    seen: list[dict] = []
+    while not seen or seen[-1]["event"] != "end":
+        headers = {"Last-Event-ID": seen[-1]["id"]} if seen else {}
+        with stack.client() as again, again.stream("GET", url, headers=headers) as response:
+            assert response.status_code == 200
+            seen += _events(response, stop_after=reconnect_every)
+    return seen
+
+
+@pytest.mark.slow
+def test_many_workers_recording_into_one_run_lose_repeat_and_reorder_no_event(
+    stack: LocalStack, client: httpx.Client
+) -> None:
+    """64 simulated workers (as bench/queue_scale.py's: claim, record, check the run's end, through the worker's
+    own functions) record into one run, in concurrent transactions that commit their event ids out of order,
+    while SSE clients follow it, one of them reconnecting every few events: each sees every sample once, in
+    increasing ids, then one end; the run ends once (one webhook call)."""
+    from concurrent.futures import wait as wait_all
+
+    from sandbox.executor import Outcome
+    from sandbox.verdicts import Verdict
+    from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
+    from service.worker import queue, results
+
+    workers, batch, count = 64, 2, 384
+    stack.stop_workers()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    _Receiver.answers, _Receiver.calls = [], []
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    engine = make_sync_engine(stack.database_url, pool_size=workers, max_overflow=0)
+    sessions = make_sync_sessionmaker(engine)
+    try:
+        dataset = _dataset(client, "many-workers", problems=8)
+        callback = f"http://127.0.0.1:{server.server_port}/hook"
+        run = _run(client, dataset, _samples(count, problems=8), callback_url=callback).json()
+        url = f"/v1/runs/{run['id']}/events"
+        start = threading.Barrier(workers)
+
+        def work(owner: str) -> int:
+            recorded = 0
+            start.wait()
+            while True:
+                with transaction(sessions) as session:
+                    claimed = queue.claim_batch(session, owner, batch, 60.0, 3.0, 512, "sha256:test")
+                if not claimed:
+                    return recorded
+                outcomes = [Outcome(id=str(s.id), verdict=Verdict.PASSED, duration_ms=1.0, cpu_ms=1.0) for s in claimed]
+                with transaction(sessions) as session:
+                    runs = results.record_outcomes(session, owner, claimed, outcomes, max_attempts=3)
+                with transaction(sessions) as session:
+                    results.end_runs(session, runs)
+                recorded += len(claimed)
+
+        with ThreadPoolExecutor(max_workers=workers + 3) as pool:
+            followers = [pool.submit(_follow, url, stack, every) for every in (None, None, 25)]
+            recorders = [pool.submit(work, f"simulated-{i}") for i in range(workers)]
+            wait_all(recorders)
+            assert sum(r.result() for r in recorders) == count
+            streams = [f.result() for f in followers]
+        samples = {row["id"] for row in client.get(f"/v1/runs/{run['id']}/samples", params={"limit": 1000}).json()["items"]}
+        for seen in streams:
+            ids = [int(event["id"]) for event in seen]
+            assert ids == sorted(ids) and len(set(ids)) == len(ids), "an event was repeated or out of order"
+            assert [event["event"] for event in seen] == ["sample"] * count + ["end"]
+            assert {event["data"]["id"] for event in seen[:-1]} == samples, "an event was lost"
+            assert seen[-1]["data"]["status"] == "completed" and seen[-1]["data"]["progress"]["done"] == count
+        webhook = wait_until(
+            lambda: (w := client.get(f"/v1/runs/{run['id']}").json()["webhook"])["state"] == "delivered" and w,
+            timeout_s=120, what="the webhook to be delivered",
+        )
+        assert len(webhook["attempts"]) == 1 and len(_Receiver.calls) == 1, "the run ended more than once"
+    finally:
+        server.shutdown()
+        engine.dispose()

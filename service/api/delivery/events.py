@@ -1,10 +1,11 @@
 """Live events of a run (Server-Sent Events) and waiting for a run to end, woken by LISTEN passk_events.
 
-Workers number each finished sample under the run's row lock and `pg_notify('passk_events', run_id)` in
-the same transaction (service/worker/queue.py), so a notification means "committed and visible", and event
-numbers become visible in order. Everything a stream sends is read from the database by number, so a client
-that reconnects with Last-Event-ID, to this API process or another one, or after a restart, gets exactly
-the events after that number. A stream holds at most one page of rows and no database connection while it
+Each finished sample gets an event id from one sequence for every run (service/worker/results.py: event_id),
+and after the record's commit its worker sends `pg_notify('passk_events', run_id)`. Concurrent records commit
+their ids out of order, so a stream reads a run's events in id order only up to its horizon (Horizon): an id
+below which every id handed out is committed or never will be. Everything a stream sends is read from the
+database by id, so a client that reconnects with Last-Event-ID, to this API process or another one, or after a
+restart, gets exactly the events after that id: a client that saw id N has seen every event of the run below N. A stream holds at most one page of rows and no database connection while it
 writes, and it writes only as fast as the client reads (the server's flow control), so a slow client costs
 one small coroutine.
 """
@@ -38,6 +39,9 @@ log = logging.getLogger(__name__)
 PAGE = 256
 # Without a notification (the LISTEN connection is down, or a cancelled run), look again this often.
 POLL_S = 2.0
+# Events of the run committed past the horizon: look again this soon (the horizon passes them once the
+# transactions open when it was read have ended, a few milliseconds under load).
+HORIZON_POLL_S = 0.05
 # A quiet stream (a queued run) gets a comment this often: proxies keep it open, and `passk submit --wait`
 # prints a progress line on each, so a CI log is never silent for minutes.
 KEEPALIVE_S = 4.0
@@ -116,12 +120,17 @@ async def close_notifier(app: FastAPI) -> None:
         await found.close()
 
 
-_RUN = text("SELECT status, events FROM runs WHERE id = :id")
-# A run the caller may follow (service/projects/ownership.py), and whether it may see its dataset's hidden tests.
+_RUN = text("SELECT status FROM runs WHERE id = :id")
+# The last event id handed out (a sequence is read outside any snapshot; before its first nextval, the one below).
+_HANDED_OUT = text("SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM sample_events")
+# A run the caller may follow (service/projects/ownership.py), and whether it may see its dataset's hidden tests;
+# its last event id, and the xmin and xmax of this statement's snapshot (for the horizon).
 _FOLLOWED_RUN = text(
     """
-    SELECT r.status, r.events, (:owner_admin OR d.project_id = :owner_project) AS dataset_owner,
-           d.hidden_tests AS dataset_hides_tests
+    SELECT r.status, (SELECT max(s.event) FROM samples s WHERE s.run_id = r.id) AS last_event,
+           (:owner_admin OR d.project_id = :owner_project) AS dataset_owner, d.hidden_tests AS dataset_hides_tests,
+           pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin,
+           pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax
     FROM runs r JOIN datasets d ON d.id = r.dataset_id
     WHERE r.id = :id AND (:owner_admin OR r.project_id = :owner_project)
     """
@@ -137,15 +146,45 @@ _EVENTS = text(
 )
 
 
-async def _read(app: FastAPI, principal: Principal, run_id: uuid.UUID, after: int) -> tuple[Any, list[dict[str, Any]]]:
-    """The run's status and event count, then the events after `after` up to that count (None: the caller has
-    no such run)."""
+class Horizon:
+    """A stream's visibility horizon: the highest event id below which every id handed out is committed (or never
+    will be), so that the stream can send ids in order and never have to send a lower one later.
+
+    A writer takes its ids once its transaction has its xid (service/worker/results.py: event_id). So the ids up
+    to L, the sequence's value read before a snapshot S is taken, belong to transactions whose xids are below
+    S's xmax; once a later snapshot's xmin reaches that xmax, all of them have ended, and their ids are final.
+    (L, xmax) waits as `pending` until then; when S has nothing open (xmin = xmax), at once."""
+
+    def __init__(self) -> None:
+        self.upto = 0
+        self.pending: tuple[int, int] | None = None
+
+    def advance(self, handed_out: int, xmin: int, xmax: int) -> int:
+        """`handed_out`: the sequence's value read before the snapshot whose `xmin` and `xmax` these are."""
+        if self.pending is not None and xmin >= self.pending[1]:
+            self.upto, self.pending = max(self.upto, self.pending[0]), None
+        if xmin >= xmax:
+            self.upto, self.pending = max(self.upto, handed_out), None
+        elif self.pending is None and handed_out > self.upto:
+            self.pending = (handed_out, xmax)
+        return self.upto
+
+
+async def _read(app: FastAPI, principal: Principal, run_id: uuid.UUID, after: int,
+                horizon: Horizon) -> tuple[Any, list[dict[str, Any]], bool]:
+    """The run, then its events after `after` up to the horizon (every one once the run has ended: those of an
+    ended run are all committed), and whether some of its events wait past the horizon (run None: the caller
+    has no such run). Three statements, three snapshots, in this order: the sequence, the run and the horizon's
+    snapshot, the events."""
     async with app.state.sessionmaker() as session:
+        handed_out = (await session.execute(_HANDED_OUT)).scalar_one()
         run = (await session.execute(_FOLLOWED_RUN, {"id": run_id, **ownership_params(principal)})).one_or_none()
         if run is None:
-            return None, []
-        rows = (await session.execute(_EVENTS, {"id": run_id, "after": after, "upto": run.events, "limit": PAGE})).all()
-        return run, [_shown(run, row._asdict()) for row in rows]
+            return None, [], False
+        last_event = run.last_event or 0
+        upto = last_event if run.status in FINAL_RUN_STATES else horizon.advance(handed_out, run.xmin, run.xmax)
+        rows = (await session.execute(_EVENTS, {"id": run_id, "after": after, "upto": upto, "limit": PAGE})).all()
+        return run, [_shown(run, row._asdict()) for row in rows], last_event > upto
 
 
 def _shown(run: Any, event: dict[str, Any]) -> dict[str, Any]:
@@ -175,22 +214,23 @@ async def _end_data(app: FastAPI, principal: Principal, run_id: uuid.UUID) -> di
 async def event_stream(request: Request, principal: Principal, run_id: uuid.UUID, after: int) -> Response:
     """The caller's run's events after `after`; another project's run is a 404 as no run is."""
     app = request.app
-    run, _ = await _read(app, principal, run_id, after)
+    run, _, _ = await _read(app, principal, run_id, after, Horizon())
     if run is None:
         raise NotFound("run", run_id)
-    if run.status in FINAL_RUN_STATES and after > run.events:
+    if run.status in FINAL_RUN_STATES and after > (run.last_event or 0):
         return Response(status_code=204)  # the end event was delivered: nothing more will come
     watch = notifier(app)
 
     async def frames() -> AsyncIterator[bytes]:
         last = after
+        horizon = Horizon()
         quiet_since = time.monotonic()
         wake = watch.subscribe(run_id)
         try:
             yield b"retry: 1000\n\n"
             while True:
                 wake.clear()
-                run, rows = await _read(app, principal, run_id, last)
+                run, rows, waiting = await _read(app, principal, run_id, last, horizon)
                 if run is None:
                     return
                 for data in rows:
@@ -202,12 +242,12 @@ async def event_stream(request: Request, principal: Principal, run_id: uuid.UUID
                 if len(rows) == PAGE:
                     continue
                 if run.status in FINAL_RUN_STATES:
-                    yield _frame(run.events + 1, RunEvent.END, await _end_data(app, principal, run_id))
+                    yield _frame(max(last, run.last_event or 0) + 1, RunEvent.END, await _end_data(app, principal, run_id))
                     return
                 if await request.is_disconnected():
                     return
                 try:
-                    await asyncio.wait_for(wake.wait(), POLL_S)
+                    await asyncio.wait_for(wake.wait(), HORIZON_POLL_S if waiting else POLL_S)
                 except TimeoutError:
                     if time.monotonic() - quiet_since > KEEPALIVE_S:
                         quiet_since = time.monotonic()

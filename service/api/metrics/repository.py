@@ -28,7 +28,8 @@ def _run_state() -> Any:
     open_samples = (
         select(func.count()).where(Sample.run_id == run_id, Sample.state.in_(OPEN_SAMPLE_STATES)).scalar_subquery()
     )
-    return select(Run.status, Run.events, open_samples).where(Run.id == run_id, owned_param(Run.project_id))
+    last_event = select(func.coalesce(func.max(Sample.event), 0)).where(Sample.run_id == run_id).scalar_subquery()
+    return select(Run.status, last_event, open_samples).where(Run.id == run_id, owned_param(Run.project_id))
 
 
 # Built once: a poll binds the id only.
@@ -49,8 +50,8 @@ class MetricsRepository:
         return (await self.session.execute(statement)).one_or_none()
 
     async def run_state(self, principal: Principal, run_id: uuid.UUID) -> tuple[str, int, int] | None:
-        """What the run's figures depend on that can change: its status, its event count (one per recorded
-        verdict) and its unfinished samples (a cancel ends them without an event). None: the caller has no such
+        """What the run's figures depend on that can change: its status, its last event id (a new one per
+        recorded verdict) and its unfinished samples (a cancel ends them without an event). None: the caller has no such
         run."""
         params = {"run_id": run_id, **ownership_params(principal)}
         row = (await self.session.execute(_RUN_STATE, params)).one_or_none()

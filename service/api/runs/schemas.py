@@ -402,7 +402,9 @@ class SampleRead(BaseModel):
             "(`assertion`, `case`) and the 0-based `index` of the failing assertion or case."
         ),
     )
-    event: int | None = Field(None, description="This sample's number among its run's events (Last-Event-ID).")
+    event: int | None = Field(
+        None, description="This sample's event id (Last-Event-ID): ids grow in the order its run's events are sent, not by one."
+    )
     hidden: bool = Field(
         False, description="The problem's tests are hidden from the caller (another project's dataset): `detail`, "
         "`stdout`, `stderr`, exit status, signal and timings are withheld, `failure` names the case and the kind only.",

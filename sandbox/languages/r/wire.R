@@ -20,12 +20,13 @@
 #   an element of a character vector   s (its bytes, UTF-8 in passk's C.UTF-8 locale), or n for NA
 #   an element of a list               any value above
 # A scalar is a vector of length one, as in R: c(1, 2) is a "double" A of two d, 1L an "integer" A of one i,
-# list(a = 1) a "list" M. So identical() and all.equal() in the judge see what they would see in one process:
-# the type, the length, the names, NA against NaN. Any other attribute (dim, class, levels: a matrix, a factor, a
-# data frame), and any other type (a function, an environment, complex, raw) cannot be rebuilt faithfully: the
-# whole value crosses as X with class(x)[1], and the judge fails the sample as an error. A receiver refuses any
-# other tag and any byte that is not exactly one well-formed value (Malformed): a NUL in a string, a count past
-# the end, trailing bytes.
+# list(a = 1) a "list" M. So identical() and all.equal() in the judge see what they would see in one process: the
+# type, the length, the names, NA against NaN. Any other attribute (dim, class, levels: a matrix, a factor, a data
+# frame), and any other type (a function, an environment, complex, raw) cannot be rebuilt faithfully: the whole
+# value crosses as X with class(x)[1], and the judge fails the sample as an error. A vector's elements are two
+# levels below it (its A or M between), and every node stays within MAX_DEPTH, as values.py reads them: lists nest
+# 49 deep at most. A receiver refuses any other tag and any byte that is not exactly one well-formed value
+# (Malformed): a NUL in a string, a count past the end, trailing bytes.
 #
 # Only data crosses: the receiver builds fresh vectors from bytes and never calls anything of the sender's.
 
@@ -93,6 +94,8 @@ elements <- function(x, depth, whole) {
 encode_value <- function(x, depth) {
   if (depth > MAX_DEPTH) unsendable("deeply nested value")
   if (is.null(x)) return(TAG$n)
+  # A vector's node, its A or M and its elements: every node within MAX_DEPTH, as values.py reads them.
+  if (depth + 2 > MAX_DEPTH) unsendable("deeply nested value")
   type <- typeof(x)
   attrs <- names(attributes(x))
   if (!(type %in% TYPES) || (length(attrs) && !identical(attrs, "names"))) unsendable(describe(x))
@@ -182,6 +185,7 @@ decode_value <- function(r, depth) {
   if (tag == "n") return(NULL)
   if (tag == "X") unsendable(text_of(read_bytes(r)))
   if (tag != "a") malformed(paste("a tag R does not read:", tag))
+  if (depth + 2 > MAX_DEPTH) malformed("nested too deeply")
   named <- read_bytes(r)
   if (length(named) > 16 || any(named == as.raw(0))) malformed("a type R does not rebuild")
   type <- rawToChar(named)

@@ -27,7 +27,11 @@ tests with status 0 before they finish, which MultiPL-E passes; here only the ju
 
 Descriptors: R cannot read or write a descriptor by its number, so wire.R opens /dev/fd/N as a fifo() connection
 (unbuffered read(2) and write(2) on the same pipe) and closes the judge's calls descriptor with the parallel
-package's closeFD once its connection holds it. The runtime files are installed in the image under /opt/passk/R.
+package's closeFD once its connection holds it. Reopening checks the pipe's own mode, so PID 1 makes the report,
+calls and replies pipes readable and writable by all (sandbox/runtime/native.py: only a process holding an end
+reaches it through /proc/self/fd). A fifo() connection reads what is there, so wire.R reads in a loop; the judge
+looks for unasked data through a second, non-blocking, connection on the replies. The runtime files are installed
+in the image under /opt/passk/R.
 """
 
 from __future__ import annotations
@@ -110,6 +114,8 @@ LANGUAGE = Language(
     image_setup=(
         f"mkdir -p {RUNTIME_DIR} && cp " + " ".join(f"/passk-context/r/{name}" for name in RUNTIME_FILES)
         + f" {RUNTIME_DIR}/ && chmod -R a+rX /opt/passk",
+        # R's manuals and its packages' HTML help and vignettes: nothing a program reads.
+        "rm -rf /usr/share/R/doc /usr/lib/R/library/*/doc /usr/lib/R/library/*/html /usr/share/doc/r-base-core",
         # The runtime parses, and closeFD is where wire.R expects it.
         f"Rscript -e 'for (f in dir(\"{RUNTIME_DIR}\", full.names = TRUE)) parse(f); "
         "stopifnot(is.function(parallel:::closeFD))'",

@@ -89,4 +89,4 @@ def test_r_end_to_end(stack: Stack) -> None:
     exits = results["HumanEval_23_strlen exits"]
     assert "before its tests finished" in exits["detail"] and "ended_early" in exits["flags"]
     assert "unexpected '}'" in results["HumanEval_23_strlen syntax_error"]["detail"]
-    endtoend.assert_toolchain(stack, "r", "multipl-e-r", "R")
+    endtoend.assert_toolchain(stack, "r", "multipl-e-r", "Rscript (R) version 4.2")

@@ -336,6 +336,12 @@ class _Pair:
         self.judge_err, judge_err_w = os.pipe()
         self.cand_out, cand_out_w = os.pipe()
         self.cand_err, cand_err_w = os.pipe()
+        # A runtime that cannot use a descriptor by its number (R) opens it anew as /dev/fd/N, which checks the
+        # pipe's own mode: os.pipe() makes it root's 0600. Read and write for all opens nothing to anyone else:
+        # only a process that holds a descriptor reaches the pipe through /proc/self/fd (another uid's
+        # /proc/<pid>/fd is closed to it, and judges are non-dumpable), so each side can reopen only its own ends.
+        for pipe_end in (report_w, calls_r, replies_r):
+            os.fchmod(pipe_end, 0o666)
         devnull = os.open("/dev/null", os.O_RDONLY)
         spec = ctx.spec
         judge_cpu = ctx.time_limit + float(spec.judge_cpu_allowance_s)  # type: ignore[union-attr]

@@ -7,9 +7,18 @@ from __future__ import annotations
 import io
 import json
 import tarfile
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from sandbox.executor import Outcome
+from sandbox.images import ensure_language_image, toolchain_version
+from sandbox.languages import get
 from sandbox.languages.base import Language
+from sandbox.verdicts import Verdict
+from tests.languages.conftest import multipl_e_rows
+from tests.languages.hostile import job
+from tests.languages.test_javascript_hostile import run_parallel
 
 # Runs in the container (python3 is the supervisor's): each program in a directory of its own, each command with
 # the harness's timeout (the whole process group killed then), outputs kept as the harness keeps them.
@@ -77,3 +86,31 @@ def run_reference(docker_client: Any, image: str, language: Language, programs: 
         result["passed"] = language.reference_pass.passes(result["exit_code"], result["stdout"], result["stderr"],
                                                           result["timed_out"])
     return results
+
+
+@dataclass
+class Comparison:
+    outcomes: dict[str, Outcome]  # passk's, by label
+    reference: dict[str, dict]  # the original harness's, by label ({"passed", "exit_code", ...})
+    differ: set[str]  # the labels on which they disagree about a pass
+
+
+def compare_with_multipl_e(docker_client: Any, name: str, rows_code: str, chosen: dict[str, tuple[str, str]],
+                           differences: Iterable[str]) -> Comparison:
+    """Each chosen program (label -> (problem, completion)) through passk's sandbox and through MultiPL-E's own
+    command in the same image: no sandbox error, and they disagree on exactly the listed `differences`."""
+    language = get(name)
+    image = ensure_language_image(docker_client, language)
+    version = toolchain_version(docker_client, image, language)
+    rows = {row["name"]: row for row in multipl_e_rows(rows_code)}
+    reference = run_reference(docker_client, image, language, {
+        label: rows[problem]["prompt"] + completion + "\n" + rows[problem]["tests"]
+        for label, (problem, completion) in chosen.items()})
+    jobs = [job(language, version, rows[problem], completion, label) for label, (problem, completion) in chosen.items()]
+    outcomes = {j.id: o for j, o in zip(jobs, run_parallel(docker_client, image, jobs), strict=True)}
+    assert not [label for label, o in outcomes.items() if o.verdict is Verdict.SANDBOX_ERROR]
+    differ = {label for label in chosen if (outcomes[label].verdict is Verdict.PASSED) != reference[label]["passed"]}
+    listed = set(differences)
+    assert differ == listed, {label: (outcomes[label].verdict.value, reference[label]["exit_code"])
+                              for label in differ ^ listed}
+    return Comparison(outcomes, reference, differ)

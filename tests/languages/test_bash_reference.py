@@ -11,13 +11,10 @@ import json
 
 import pytest
 
-from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get
 from sandbox.verdicts import Verdict
-from tests.languages.conftest import DATA, multipl_e_rows
-from tests.languages.reference import run_reference
-from tests.languages.test_bash_hostile import ATTACKS, WRONG, job
-from tests.languages.test_javascript_hostile import run_parallel
+from tests.languages.conftest import DATA
+from tests.languages.reference import compare_with_multipl_e
+from tests.languages.test_bash_hostile import ATTACKS, WRONG
 
 SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "sh.json").read_text())
 DIFFERENCES = json.loads((DATA / "multipl_e_differences.json").read_text())["bash"]
@@ -42,19 +39,8 @@ def programs() -> dict[str, tuple[str, str]]:
 
 @pytest.mark.slow
 def test_passk_agrees_with_multipl_e(docker_client) -> None:  # type: ignore[no-untyped-def]
-    language = get("bash")
-    image = ensure_language_image(docker_client, language)
-    version = toolchain_version(docker_client, image, language)
-    rows = {row["name"]: row for row in multipl_e_rows("sh")}
-    chosen = programs()
-    reference = run_reference(docker_client, image, language, {
-        label: rows[problem]["prompt"] + completion + "\n" + rows[problem]["tests"]
-        for label, (problem, completion) in chosen.items()})
-    jobs = [job(language, version, rows[problem], completion, label) for label, (problem, completion) in chosen.items()]
-    outcomes = {j.id: o for j, o in zip(jobs, run_parallel(docker_client, image, jobs), strict=True)}
-    assert not [label for label, o in outcomes.items() if o.verdict is Verdict.SANDBOX_ERROR]
-    differ = {label for label in chosen if (outcomes[label].verdict is Verdict.PASSED) != reference[label]["passed"]}
-    assert differ == set(DIFFERENCES), sorted(differ ^ set(DIFFERENCES))
+    found = compare_with_multipl_e(docker_client, "bash", "sh", programs(), DIFFERENCES)
     # Every difference is a pass MultiPL-E gives and passk does not.
-    assert all(reference[label]["passed"] and outcomes[label].verdict is not Verdict.PASSED for label in differ)
-    assert all(outcomes[f"{problem} correct"].verdict is Verdict.PASSED for problem in SOLUTIONS)
+    assert all(found.reference[label]["passed"] and found.outcomes[label].verdict is not Verdict.PASSED
+               for label in found.differ)
+    assert all(found.outcomes[f"{problem} correct"].verdict is Verdict.PASSED for problem in SOLUTIONS)

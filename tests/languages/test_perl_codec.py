@@ -5,7 +5,6 @@ tests see every kind of value cross both ways, in list, scalar and void context,
 
 from __future__ import annotations
 
-import json
 import struct
 
 import pytest

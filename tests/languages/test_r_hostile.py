@@ -18,12 +18,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get
 from sandbox.verdicts import Verdict
 from tests.languages.conftest import DATA, multipl_e_rows
-from tests.languages.test_javascript_hostile import PTRACE, run_parallel
-from tests.languages.test_lua_hostile import job
+from tests.languages.hostile import assert_verdicts_survive_tricks, attack, language_image
+from tests.languages.test_javascript_hostile import PTRACE
 
 ROWS = {row["name"]: row for row in multipl_e_rows("r")}
 SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "r.json").read_text())
@@ -115,24 +113,12 @@ HOSTILE = tuple(ATTACKS[name][0].removeprefix(WRONG) for name in (
 
 @pytest.fixture(scope="module")
 def r(docker_client) -> Iterator[tuple]:  # type: ignore[no-untyped-def]
-    language = get("r")
-    image = ensure_language_image(docker_client, language)
-    yield docker_client, language, image, toolchain_version(docker_client, image, language)
+    yield language_image(docker_client, "r")
 
 
 @pytest.mark.slow
 def test_attacks_around_a_wrong_answer_never_pass(r) -> None:  # type: ignore[no-untyped-def]
-    client, language, image, version = r
-    jobs, expected = [], {}
-    for name in ATTACKED:
-        for attack, (completion, flag) in ATTACKS.items():
-            jobs.append(job(language, version, ROWS[name], completion, f"{name} {attack}"))
-            expected[jobs[-1].id] = flag
-    outcomes = run_parallel(client, image, jobs)
-    wrong = [(j.id, o.verdict.value, o.flags, (o.detail or "")[:300]) for j, o in zip(jobs, outcomes, strict=True)
-             if o.verdict in (Verdict.PASSED, Verdict.SANDBOX_ERROR) or (expected[j.id] and expected[j.id] not in o.flags)]
-    assert not wrong, wrong
-    by_label = {j.id: o for j, o in zip(jobs, outcomes, strict=True)}
+    by_label = attack(r, ROWS, ATTACKED, ATTACKS)
     # The object crosses as what it is: a value of a class the wire cannot carry, whatever its methods say.
     anything = by_label["HumanEval_14_all_prefixes an object whose all.equal method says yes"]
     assert anything.verdict is Verdict.ERROR and "type passk_any" in (anything.detail or ""), anything
@@ -143,22 +129,4 @@ def test_attacks_around_a_wrong_answer_never_pass(r) -> None:  # type: ignore[no
 
 @pytest.mark.slow
 def test_every_problem_keeps_its_verdict_inside_tricks(r) -> None:  # type: ignore[no-untyped-def]
-    client, language, image, version = r
-    jobs, kinds = [], []
-    for index, name in enumerate(SOLUTIONS):
-        row = ROWS[name]
-        trick = TRICKS[index % len(TRICKS)]
-        jobs.append(job(language, version, row, SOLUTIONS[name]["correct"] + trick, f"{name} right"))
-        kinds.append("right")
-        hostile = HOSTILE[index % len(HOSTILE)]
-        jobs.append(job(language, version, row, SOLUTIONS[name]["wrong"] + hostile, f"{name} wrong", time_limit_s=2.0))
-        kinds.append("wrong")
-    outcomes = run_parallel(client, image, jobs)
-    errors = [(j.id, o.detail) for j, o in zip(jobs, outcomes, strict=True) if o.verdict is Verdict.SANDBOX_ERROR]
-    forged = [(j.id, o.detail) for j, o, kind in zip(jobs, outcomes, kinds, strict=True)
-              if kind == "wrong" and o.verdict is Verdict.PASSED]
-    lost = [(j.id, o.verdict.value, (o.detail or "")[:200]) for j, o, kind in zip(jobs, outcomes, kinds, strict=True)
-            if kind == "right" and o.verdict is not Verdict.PASSED]
-    assert not errors, errors
-    assert not forged, forged
-    assert not lost, lost
+    assert_verdicts_survive_tricks(r, ROWS, SOLUTIONS, SOLUTIONS, TRICKS, HOSTILE)

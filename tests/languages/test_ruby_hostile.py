@@ -16,15 +16,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandbox.executor import Job
-from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get, split
-from sandbox.languages import jobs as native_jobs
 from sandbox.verdicts import Verdict
 from tests.languages.conftest import DATA, multipl_e_rows
-from tests.languages.test_javascript_hostile import PTRACE, run_parallel
+from tests.languages.hostile import assert_verdicts_survive_tricks, attack, language_image
+from tests.languages.test_javascript_hostile import PTRACE
 
-MIB = 1024 * 1024
 ROWS = {row["name"]: row for row in multipl_e_rows("rb")}
 SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "rb.json").read_text())
 # Problems the attacks run on: integers, strings, booleans from a hash, floats, arrays, a hash, nil in an array.
@@ -106,30 +102,12 @@ HOSTILE = tuple(ATTACKS[name][0].removeprefix(WRONG) for name in (
 
 @pytest.fixture(scope="module")
 def ruby(docker_client) -> Iterator[tuple]:  # type: ignore[no-untyped-def]
-    language = get("ruby")
-    image = ensure_language_image(docker_client, language)
-    yield docker_client, language, image, toolchain_version(docker_client, image, language)
-
-
-def job(language, version: str, row: dict, completion: str, label: str, time_limit_s: float = 3.0) -> Job:  # type: ignore[no-untyped-def]
-    source = split.TestSource("multipl-e", row["prompt"], row["tests"], completion)
-    return Job(label, "", time_limit_s, 256 * MIB, language=language.name,
-               native=native_jobs.tests_spec(language, source, version, 256 * MIB))
+    yield language_image(docker_client, "ruby")
 
 
 @pytest.mark.slow
 def test_attacks_around_a_wrong_answer_never_pass(ruby) -> None:  # type: ignore[no-untyped-def]
-    client, language, image, version = ruby
-    jobs, expected = [], {}
-    for name in ATTACKED:
-        for attack, (completion, flag) in ATTACKS.items():
-            jobs.append(job(language, version, ROWS[name], completion, f"{name} {attack}"))
-            expected[jobs[-1].id] = flag
-    outcomes = run_parallel(client, image, jobs)
-    wrong = [(j.id, o.verdict.value, o.flags, (o.detail or "")[:300]) for j, o in zip(jobs, outcomes, strict=True)
-             if o.verdict in (Verdict.PASSED, Verdict.SANDBOX_ERROR) or (expected[j.id] and expected[j.id] not in o.flags)]
-    assert not wrong, wrong
-    by_label = {j.id: o for j, o in zip(jobs, outcomes, strict=True)}
+    by_label = attack(ruby, ROWS, ATTACKED, ATTACKS)
     # An object of the model's own class never reaches the judge: the answer is refused as a type.
     anything = by_label["HumanEval_23_strlen an object that equals anything"]
     assert anything.verdict is Verdict.ERROR and "type Object" in (anything.detail or ""), anything
@@ -141,21 +119,4 @@ def test_attacks_around_a_wrong_answer_never_pass(ruby) -> None:  # type: ignore
 
 @pytest.mark.slow
 def test_every_problem_keeps_its_verdict_inside_tricks(ruby) -> None:  # type: ignore[no-untyped-def]
-    client, language, image, version = ruby
-    jobs, kinds = [], []
-    for index, (name, row) in enumerate(ROWS.items()):
-        trick = TRICKS[index % len(TRICKS)]
-        jobs.append(job(language, version, row, SOLUTIONS[name]["correct"] + trick, f"{name} right"))
-        kinds.append("right")
-        hostile = HOSTILE[index % len(HOSTILE)]
-        jobs.append(job(language, version, row, SOLUTIONS[name]["wrong"] + hostile, f"{name} wrong", time_limit_s=2.0))
-        kinds.append("wrong")
-    outcomes = run_parallel(client, image, jobs)
-    errors = [(j.id, o.detail) for j, o in zip(jobs, outcomes, strict=True) if o.verdict is Verdict.SANDBOX_ERROR]
-    forged = [(j.id, o.detail) for j, o, kind in zip(jobs, outcomes, kinds, strict=True)
-              if kind == "wrong" and o.verdict is Verdict.PASSED]
-    lost = [(j.id, o.verdict.value, (o.detail or "")[:200]) for j, o, kind in zip(jobs, outcomes, kinds, strict=True)
-            if kind == "right" and o.verdict is not Verdict.PASSED]
-    assert not errors, errors
-    assert not forged, forged
-    assert not lost, lost
+    assert_verdicts_survive_tricks(ruby, ROWS, SOLUTIONS, ROWS, TRICKS, HOSTILE)

@@ -190,7 +190,7 @@ async def test_metrics_at_scale(client: httpx.AsyncClient, db_session: AsyncSess
     assert response.json()["progress"]["done"] == 200_000
 
 
-# ---- intervals, fallbacks and the new fields (issue 4) -------------------------------------------
+# ---- intervals, fallbacks and the new fields -------------------------------------------------
 
 
 async def _dataset_with_tags(client: httpx.AsyncClient, tags: dict[str, list[str]]) -> dict[str, Any]:

@@ -55,7 +55,7 @@ def test_progress_rate_follows_the_recent_window(monkeypatch: pytest.MonkeyPatch
 
 
 def test_interval_without_bounds() -> None:
-    """Null bounds (issue 12) read "no interval (why)" with a label (issue 14), "[no interval]" without one."""
+    """Null bounds read "no interval (why)" with a label, "[no interval]" without one."""
     single = {"estimate": 0.75, "ci_low": None, "ci_high": None, "method_used": "none", "label": "no interval",
               "fallback_reason": "a single problem: an interval over problems needs at least two"}
     assert client_commands._interval(single) == "75.00% no interval (a single problem)"

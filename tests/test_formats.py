@@ -254,7 +254,7 @@ def test_policies_on_whitespace_and_numbers() -> None:
     # Integers are compared exactly, however large: no relative tolerance on 10**18.
     assert compare.output_mismatch("1000000000000000001", "1000000000000000000", "numeric", 1e-6, 1e-6)
     assert compare.output_mismatch("007 -0", "7 0", "numeric", 1e-6, 1e-6) is None
-    # ... and an expected integer takes nothing but an equal integer (issue 10: "2.0" is no answer for "2").
+    # ... and an expected integer takes nothing but an equal integer ("2.0" is no answer for "2").
     assert compare.output_mismatch("2.0", "2", "numeric", 1e-6, 1e-6)
     assert compare.output_mismatch("2", "2.0", "numeric", 1e-6, 1e-6) is None
     assert compare.output_mismatch("nan", "nan", "numeric", 1e-6, 1e-6) is None  # as text

@@ -1,4 +1,4 @@
-"""Statistical defects found in review (issue 12): each test failed before its fix."""
+"""Statistical defects found in review: each test failed before its fix."""
 
 from __future__ import annotations
 

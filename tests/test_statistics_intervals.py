@@ -131,7 +131,7 @@ def test_all_solved_none_solved_and_single_problem_fall_back() -> None:
         assert interval.ci_low == pytest.approx(0.025 ** (1 / 40))
     assert (none[0].ci_low, none[0].method_used) == (0.0, "clopper-pearson")
     assert none[0].ci_high == pytest.approx(1 - 0.025 ** (1 / 40))
-    # no bounds at all rather than a zero-width "interval" (issue 12)
+    # no bounds at all rather than a zero-width "interval"
     assert (single[0].estimate, single[0].ci_low, single[0].ci_high, single[0].method_used) == (0.4, None, None, "none")
     assert "single problem" in (single[0].fallback_reason or "")
 

@@ -398,7 +398,7 @@ def test_problem_page(session: BrowserContext, humaneval_runs: dict[str, Any], c
     assert code.locator(".tok-str").count() > 0
     expect(page.locator("#sample-detail")).to_contain_text(samples[failing]["verdict"].replace("_", " "))
     failure = samples[failing].get("failure")
-    if failure and failure.get("kind") == "assertion":  # what failed (issue 13), as the samples API gives it
+    if failure and failure.get("kind") == "assertion":  # what failed, as the samples API gives it
         expect(page.locator("#sample-failure")).to_contain_text(failure["source"])
     shot(page, "problem")
     # Verdict filter.

@@ -1,4 +1,4 @@
-"""Issue 13 against the real stack (Postgres, the API over HTTP, workers with Docker sandboxes):
+"""Delivery against the real stack (Postgres, the API over HTTP, workers with Docker sandboxes):
 live events that resume across reconnects and API restarts, webhooks, priorities, backpressure and the
 SandboxFusion-compatible /run_code."""
 

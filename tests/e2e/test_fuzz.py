@@ -30,7 +30,7 @@ def test_no_server_errors_and_responses_match_the_schema(stack: Stack) -> None:
     failures: dict[str, str] = {}
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 15, [op.label for op in operations]
-    # POST /run_code answers once its program ran: a worker must be there (issue 13).
+    # POST /run_code answers once its program ran: a worker must be there.
     stack.start_worker(concurrency=2)
     for operation in operations:
 

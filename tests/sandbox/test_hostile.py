@@ -1,4 +1,4 @@
-"""Issue 10: programs that try to forge, hide or share verdicts, through the real sandbox.
+"""Programs that try to forge, hide or share verdicts, through the real sandbox.
 
 Each test is one numbered finding of the review; every program is built as the
 worker builds it (service.formats.program.program_for) and runs in the real image.

@@ -1,4 +1,4 @@
-"""Issue 10's property: every HumanEval problem, its canonical solution and a wrong answer, each in hostile
+"""The hostile property: every HumanEval problem, its canonical solution and a wrong answer, each in hostile
 wrappers, through the real sandbox.
 
 - No wrapper around a wrong answer passes: shadowing every builtin the tests use, walking frames and the

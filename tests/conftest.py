@@ -194,7 +194,7 @@ async def create_run(
     client: httpx.AsyncClient, dataset_id: str, samples_per_problem: dict[str, int], **body: Any
 ) -> dict[str, Any]:
     samples = [
-        {"problem_id": key, "completion": f"    return x  # {key} #{i}\n"}
+        {"problem_id": key, "completion": f"    return x  # {key} no. {i}\n"}
         for key, count in samples_per_problem.items()
         for i in range(count)
     ]

@@ -261,7 +261,7 @@ async def test_samples_pagination_and_filters(client: httpx.AsyncClient, db_sess
                           "stdout_truncated", "stderr_truncated", "finished_at"}
     b_page = (await client.get(url, params={"problem_id": "b", "include": "completion", "limit": 1000})).json()
     assert [s["index"] for s in b_page["items"]] == list(range(10)) and b_page["next_cursor"] is None
-    assert b_page["items"][3]["completion"] == "    return x  # b #3\n"
+    assert b_page["items"][3]["completion"] == "    return x  # b no. 3\n"
     failed = (await client.get(url, params={"verdict": "failed"})).json()["items"]
     assert len(failed) == 5 and {s["verdict"] for s in failed} == {"failed"}
     for params, loc in [({"verdict": "bogus"}, ["query", "verdict"]), ({"limit": 1001}, ["query", "limit"]),

@@ -67,7 +67,7 @@ def test_the_candidate_cannot_forge_the_record(sandbox: Sandbox) -> None:
 
 
 def test_run_mode_gives_output_and_return_code(sandbox: Sandbox) -> None:
-    problem = _problem(format="run")
+    problem = _problem(format="run_code")
     ok, exited = run_programs(sandbox, [
         program_for(problem, completion_for("print(input()[::-1])", "abc\n", {})),
         program_for(problem, completion_for("import sys\nprint('partial')\nsys.exit(4)", "", {})),

@@ -54,7 +54,7 @@ def _counted(outcome: Outcome, verdict: str) -> None:
 
 def test_python_programs_leave_nothing_that_becomes_a_sandbox_error(sandbox: Sandbox) -> None:
     """A deep directory tree (HumanEval and POST /run_code), then programs after it in the same container."""
-    run_problem = _case_problem(format="run")
+    run_problem = _case_problem(format="run_code")
     deep_run = "import os\nfor _ in range(2500):\n    os.mkdir('d'); os.chdir('d')\nprint('deep')\n"
     outcomes = run_programs(sandbox, [
         _python(DEEP_TREE_PY + "    return None\n"),

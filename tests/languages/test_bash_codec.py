@@ -7,19 +7,16 @@ problem through the real sandbox whose tests see every kind of output and status
 from __future__ import annotations
 
 import io
-import struct
 import tarfile
 
 import pytest
 
-from sandbox.executor import Job, Sandbox, SandboxSettings
-from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get, jobs as native_jobs, split
+from sandbox.images import ensure_language_image
+from sandbox.languages import get
 from sandbox.runtime import values as v
 from sandbox.verdicts import Verdict
+from tests.languages.codec import U32, echo_outcomes
 
-MIB = 1024 * 1024
-U32 = lambda n: struct.pack(">I", n)  # noqa: E731
 
 # (function, arguments) the judge sends: Bash strings, any byte but NUL.
 CALLS = [("f", []), ("strlen", [b""]), ("add", [b"1", b"2"]), ("g", [b"h\xc3\xa9llo \xff", b"a\nb\n\n", b"%s %d \\x41", b" "]),
@@ -152,15 +149,7 @@ echo_back status > captured || true
 
 @pytest.mark.slow
 def test_every_kind_of_output_crosses_as_one_program_sees_it(docker_client, image: str) -> None:  # type: ignore[no-untyped-def]
-    language = get("bash")
-    version = toolchain_version(docker_client, image, language)
-    jobs = [Job(label, "", 5.0, 256 * MIB, language="bash", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, completion), version, 256 * MIB))
-        for label, completion in (("echo", ECHO_COMPLETION), ("lossy", ECHO_COMPLETION.replace("return 42", "return 0")))]
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
-    try:
-        echo, lossy = box.run(jobs)
-    finally:
-        box.close()
+    echo, lossy = echo_outcomes(docker_client, image, "bash", ECHO_PROMPT, ECHO_TESTS,
+                                [ECHO_COMPLETION, ECHO_COMPLETION.replace("return 42", "return 0")])
     assert echo.verdict is Verdict.PASSED, echo
     assert lossy.verdict is Verdict.FAILED and "a test failed" in (lossy.detail or ""), lossy

@@ -5,40 +5,25 @@ cross both ways exactly as one process would."""
 
 from __future__ import annotations
 
-import struct
 
 import pytest
 
-from sandbox.executor import Job, Sandbox, SandboxSettings
-from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get, jobs as native_jobs, split
+from sandbox.images import ensure_language_image
+from sandbox.languages import get
 from sandbox.runtime import values as v
 from sandbox.verdicts import Verdict
+from tests.languages.codec import (
+    D, S, U32, assert_matches_the_reference, bits, container_stdout, echo_outcomes, nested, raw,
+)
 
-MIB = 1024 * 1024
-S = v.string
-D = v.f64
 L = lambda n: v.integer(n, "l")  # noqa: E731
-U32 = lambda n: struct.pack(">I", n)  # noqa: E731
 
 
-def bits(value: int) -> v.Node:
-    return v.Node("d", value)
-
-
-def nested(depth: int) -> v.Node:
-    node = v.seq("A", [])
-    for _ in range(depth):
-        node = v.seq("A", [node])
-    return node
 
 
 def table(*pairs: tuple[v.Node, v.Node]) -> v.Node:
     return v.pairs("M", list(pairs))
 
-
-def _bytes(*parts: bytes | str) -> bytes:
-    return b"".join(part.encode("latin-1") if isinstance(part, str) else part for part in parts)
 
 
 # Values a Lua receiver rebuilds and sends back unchanged.
@@ -81,23 +66,23 @@ LITERALS = {
 
 # Bytes a Lua receiver must refuse (Malformed), never coerce.
 REFUSED = {
-    "an integer of any size (Lua's cross as l)": _bytes("z", U32(1), b"\x01"),
-    "an int32": _bytes("i", U32(1)),
-    "a character": _bytes("c", U32(65)),
-    "a bare tuple": _bytes("P", U32(0)),
-    "JavaScript's undefined": _bytes("u"),
-    "a JavaScript object": _bytes("O", U32(0)),
-    "an optional": _bytes("Y", "n"),
-    "an empty optional": _bytes("N"),
-    "a binary32 float": _bytes("f", U32(0)),
-    "a set": _bytes("S", U32(0)),
+    "an integer of any size (Lua's cross as l)": raw("z", U32(1), b"\x01"),
+    "an int32": raw("i", U32(1)),
+    "a character": raw("c", U32(65)),
+    "a bare tuple": raw("P", U32(0)),
+    "JavaScript's undefined": raw("u"),
+    "a JavaScript object": raw("O", U32(0)),
+    "an optional": raw("Y", "n"),
+    "an empty optional": raw("N"),
+    "a binary32 float": raw("f", U32(0)),
+    "a set": raw("S", U32(0)),
     "a dynamic value": v.encode(v.dynamic("Symbol", S("x"))),
-    "trailing bytes": _bytes("T", "T"),
-    "truncated double": _bytes("d", b"\0\0\0"),
-    "truncated integer": _bytes("l", b"\0\0\0\0"),
-    "a count past the end": _bytes("A", U32(5), "n"),
-    "a huge count past the end": _bytes("A", U32(0xFFFFFFFF), "T"),
-    "an unknown tag": _bytes("?"),
+    "trailing bytes": raw("T", "T"),
+    "truncated double": raw("d", b"\0\0\0"),
+    "truncated integer": raw("l", b"\0\0\0\0"),
+    "a count past the end": raw("A", U32(5), "n"),
+    "a huge count past the end": raw("A", U32(0xFFFFFFFF), "T"),
+    "an unknown tag": raw("?"),
     "empty": b"",
     "a nil in a sequence": v.encode(v.seq("A", [L(1), v.NULL, L(3)])),
     "an empty map": v.encode(table()),
@@ -144,21 +129,9 @@ def image(docker_client) -> str:  # type: ignore[no-untyped-def]
 
 @pytest.mark.slow
 def test_codec_matches_the_reference_byte_for_byte(docker_client, image: str) -> None:  # type: ignore[no-untyped-def]
-    container = docker_client.containers.run(image, ["lua", "-e", script()], entrypoint=[], user="10002:10002",
-                                             network_mode="none", detach=True)
-    try:
-        assert container.wait(timeout=120)["StatusCode"] == 0, container.logs()
-        lines = container.logs(stdout=True, stderr=False).decode().splitlines()
-    finally:
-        container.remove(force=True)
+    lines = container_stdout(docker_client, image, ["lua", "-e", script()]).splitlines()
     got = {kind: [line[2:] for line in lines if line.startswith(kind + " ")] for kind in "RLF"}
-    for node, back in zip(ROUND_TRIP, got["R"], strict=True):
-        assert back == v.encode(node).hex(), (node, back)
-        assert v.same(v.decode(bytes.fromhex(back)), node)
-    for (expression, node), back in zip(LITERALS.items(), got["L"], strict=True):
-        assert back == v.encode(node).hex(), (expression, v.decode(bytes.fromhex(back)))
-    refused = dict(zip(REFUSED, got["F"], strict=True))
-    assert all(result == "Malformed" for result in refused.values()), refused
+    assert_matches_the_reference(ROUND_TRIP, got["R"], LITERALS, got["L"], REFUSED, got["F"], "Malformed")
 
 
 # A problem whose tests hand every kind of value to the candidate and check, as one process would, what comes
@@ -199,18 +172,9 @@ assert(echo(3, 'any') == 3.0 and select('#', echo(nil, 'any')) == 1 and echo(nil
 
 @pytest.mark.slow
 def test_every_kind_of_value_crosses_as_one_process_sees_it(docker_client, image: str) -> None:  # type: ignore[no-untyped-def]
-    language = get("lua")
-    version = toolchain_version(docker_client, image, language)
-    jobs = [Job("echo", "", 5.0, 256 * MIB, language="lua", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, ECHO_COMPLETION), version, 256 * MIB))]
     # The same tests against a candidate that turns integers into floats: the tests see the difference.
     lossy = "  if math.type(value) == 'integer' then return value + 0.0, kind, nil end\n  return value, kind, nil\nend\n"
-    jobs.append(Job("lossy", "", 5.0, 256 * MIB, language="lua", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, lossy), version, 256 * MIB)))
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
-    try:
-        echo, lossy_outcome = box.run(jobs)
-    finally:
-        box.close()
+    echo, lossy_outcome = echo_outcomes(docker_client, image, "lua", ECHO_PROMPT, ECHO_TESTS,
+                                        [ECHO_COMPLETION, lossy])
     assert echo.verdict is Verdict.PASSED, echo
     assert lossy_outcome.verdict is Verdict.ERROR and "the tests received 4" in (lossy_outcome.detail or ""), lossy_outcome

@@ -5,36 +5,21 @@ tests see every kind of value cross both ways, in list, scalar and void context,
 
 from __future__ import annotations
 
-import struct
 
 import pytest
 
-from sandbox.executor import Job, Sandbox, SandboxSettings
-from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get, jobs as native_jobs, split
+from sandbox.images import ensure_language_image
+from sandbox.languages import get
 from sandbox.runtime import values as v
 from sandbox.verdicts import Verdict
+from tests.languages.codec import (
+    D, S, U32, assert_matches_the_reference, bits, container_stdout, echo_outcomes, nested, raw,
+)
 
-MIB = 1024 * 1024
-S = v.string
-D = v.f64
 Z = lambda n: v.integer(n, "z")  # noqa: E731
-U32 = lambda n: struct.pack(">I", n)  # noqa: E731
 
 
-def bits(value: int) -> v.Node:
-    return v.Node("d", value)
 
-
-def nested(depth: int) -> v.Node:
-    node = v.seq("A", [])
-    for _ in range(depth):
-        node = v.seq("A", [node])
-    return node
-
-
-def _bytes(*parts: bytes | str) -> bytes:
-    return b"".join(part.encode("latin-1") if isinstance(part, str) else part for part in parts)
 
 
 # Values a Perl receiver rebuilds and sends back unchanged (a hash's keys in sorted order: Perl sends them so).
@@ -71,28 +56,28 @@ LITERALS = {
 
 # Bytes a Perl receiver must refuse (Malformed), never coerce.
 REFUSED = {
-    "an int32 (Perl's integers cross as z)": _bytes("i", U32(1)),
-    "a character": _bytes("c", U32(65)),
-    "a tuple": _bytes("P", U32(0)),
-    "a set": _bytes("S", U32(0)),
-    "JavaScript's undefined": _bytes("u"),
-    "a JavaScript object": _bytes("O", U32(0)),
-    "an optional": _bytes("Y", "n"),
+    "an int32 (Perl's integers cross as z)": raw("i", U32(1)),
+    "a character": raw("c", U32(65)),
+    "a tuple": raw("P", U32(0)),
+    "a set": raw("S", U32(0)),
+    "JavaScript's undefined": raw("u"),
+    "a JavaScript object": raw("O", U32(0)),
+    "an optional": raw("Y", "n"),
     "a dynamic value": v.encode(v.dynamic("Symbol", S("x"))),
-    "a binary32 float": _bytes("f", U32(0)),
-    "trailing bytes": _bytes("T", "T"),
-    "truncated double": _bytes("d", b"\0\0\0"),
-    "a count past the end": _bytes("A", U32(5), "n"),
-    "a huge count past the end": _bytes("A", U32(0xFFFFFFFF), "n"),
-    "an unknown tag": _bytes("?"),
+    "a binary32 float": raw("f", U32(0)),
+    "trailing bytes": raw("T", "T"),
+    "truncated double": raw("d", b"\0\0\0"),
+    "a count past the end": raw("A", U32(5), "n"),
+    "a huge count past the end": raw("A", U32(0xFFFFFFFF), "n"),
+    "an unknown tag": raw("?"),
     "empty": b"",
-    "an integer not in its shortest form": _bytes("z", U32(2), b"\x00\x01"),
-    "a negative integer not in its shortest form": _bytes("z", U32(2), b"\xff\xff"),
+    "an integer not in its shortest form": raw("z", U32(2), b"\x00\x01"),
+    "a negative integer not in its shortest form": raw("z", U32(2), b"\xff\xff"),
     "an integer of more than 64 bits": v.encode(Z(2**64)),
     "a negative integer of more than 64 bits": v.encode(Z(-(2**63) - 1)),
-    "a string that is not UTF-8": _bytes("s", U32(2), b"\xff\xfe"),
-    "an overlong UTF-8 form": _bytes("s", U32(2), b"\xc0\x80"),
-    "a map with a key twice": _bytes("M", U32(2), "s", U32(0), "n", "s", U32(0), "n"),
+    "a string that is not UTF-8": raw("s", U32(2), b"\xff\xfe"),
+    "an overlong UTF-8 form": raw("s", U32(2), b"\xc0\x80"),
+    "a map with a key twice": raw("M", U32(2), "s", U32(0), "n", "s", U32(0), "n"),
     "a map with a key that is not a string": v.encode(v.pairs("M", [(Z(1), v.NULL)])),
     "nested too deeply": v.encode(nested(v.MAX_DEPTH + 1)),
 }
@@ -134,24 +119,12 @@ def test_codec_matches_the_reference_byte_for_byte(docker_client, image: str) ->
         ",".join("x" + code.encode().hex() for code in LITERALS),
         ",".join("x" + data.hex() for data in REFUSED.values()),
     ]) + "\n"
-    container = docker_client.containers.create(image, ["sh", "-c", "printf %s \"$PAYLOAD\" | perl -e \"$SCRIPT\""],
-                                                entrypoint=[], user="10002:10002", network_mode="none",
-                                                environment={"PAYLOAD": payload, "SCRIPT": SCRIPT})
-    try:
-        container.start()
-        assert container.wait(timeout=120)["StatusCode"] == 0, container.logs()
-        output = container.logs(stdout=True, stderr=False).decode()
-        round_trip, literals, refused = output.split("--\n")
-    finally:
-        container.remove(force=True)
+    output = container_stdout(docker_client, image, ["sh", "-c", "printf %s \"$PAYLOAD\" | perl -e \"$SCRIPT\""],
+                              {"PAYLOAD": payload, "SCRIPT": SCRIPT})
+    round_trip, literals, refused = output.split("--\n")
     assert len(round_trip.splitlines()) == len(ROUND_TRIP) and len(literals.splitlines()) == len(LITERALS), output
-    for node, back in zip(ROUND_TRIP, round_trip.splitlines(), strict=True):
-        assert back == v.encode(node).hex(), (node, back)
-        assert v.same(v.decode(bytes.fromhex(back)), node)
-    for (expression, node), back in zip(LITERALS.items(), literals.splitlines(), strict=True):
-        assert back == v.encode(node).hex(), (expression, v.decode(bytes.fromhex(back)))
-    answers = dict(zip(REFUSED, refused.splitlines(), strict=True))
-    assert all(result == "PasskWire::Malformed" for result in answers.values()), answers
+    assert_matches_the_reference(ROUND_TRIP, round_trip.splitlines(), LITERALS, literals.splitlines(), REFUSED,
+                                 refused.splitlines(), "PasskWire::Malformed")
 
 
 # A problem whose tests hand every kind of value to the candidate and check, as one process would, what comes back
@@ -224,18 +197,9 @@ echo('void') == 1 || die 'void context';
 
 @pytest.mark.slow
 def test_every_kind_of_value_crosses_as_one_process_sees_it(docker_client, image: str) -> None:  # type: ignore[no-untyped-def]
-    language = get("perl")
-    version = toolchain_version(docker_client, image, language)
-    jobs = [Job("echo", "", 5.0, 256 * MIB, language="perl", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, ECHO_COMPLETION), version, 256 * MIB))]
     # The same tests against a candidate that returns its numbers as strings: the tests see the difference.
     lossy = ECHO_COMPLETION.replace("return @values;", "return map { ref($_) ? $_ : defined($_) ? \"$_\" : $_ } @values;")
-    jobs.append(Job("lossy", "", 5.0, 256 * MIB, language="perl", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, lossy), version, 256 * MIB)))
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
-    try:
-        echo, lossy_outcome = box.run(jobs)
-    finally:
-        box.close()
+    echo, lossy_outcome = echo_outcomes(docker_client, image, "perl", ECHO_PROMPT, ECHO_TESTS,
+                                        [ECHO_COMPLETION, lossy])
     assert echo.verdict is Verdict.PASSED, echo
     assert lossy_outcome.verdict is Verdict.ERROR and "the tests received" in (lossy_outcome.detail or ""), lossy_outcome

@@ -6,40 +6,25 @@ cross both ways exactly as one process would."""
 from __future__ import annotations
 
 import json
-import struct
 
 import pytest
 
-from sandbox.executor import Job, Sandbox, SandboxSettings
-from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get, jobs as native_jobs, split
+from sandbox.images import ensure_language_image
+from sandbox.languages import get
 from sandbox.runtime import values as v
 from sandbox.verdicts import Verdict
+from tests.languages.codec import (
+    D, S, U32, assert_matches_the_reference, bits, container_stdout, echo_outcomes, nested, raw,
+)
 
-MIB = 1024 * 1024
-S = v.string
-D = v.f64
 L = lambda n: v.integer(n, "l")  # noqa: E731
-U32 = lambda n: struct.pack(">I", n)  # noqa: E731
 
 
-def bits(value: int) -> v.Node:
-    return v.Node("d", value)
-
-
-def nested(depth: int) -> v.Node:
-    node = v.seq("A", [])
-    for _ in range(depth):
-        node = v.seq("A", [node])
-    return node
 
 
 def array(*pairs: tuple[v.Node, v.Node]) -> v.Node:
     return v.pairs("M", list(pairs))
 
-
-def _bytes(*parts: bytes | str) -> bytes:
-    return b"".join(part.encode("latin-1") if isinstance(part, str) else part for part in parts)
 
 
 # Values a PHP receiver rebuilds and sends back unchanged.
@@ -79,22 +64,22 @@ LITERALS = {
 
 # Bytes a PHP receiver must refuse (PasskMalformed), never coerce.
 REFUSED = {
-    "an integer of any size (PHP's cross as l)": _bytes("z", U32(1), b"\x01"),
-    "an int32": _bytes("i", U32(1)),
-    "a character": _bytes("c", U32(65)),
-    "a bare tuple": _bytes("P", U32(0)),
-    "JavaScript's undefined": _bytes("u"),
-    "a JavaScript object": _bytes("O", U32(0)),
-    "an optional": _bytes("Y", "n"),
-    "a binary32 float": _bytes("f", U32(0)),
-    "a set": _bytes("S", U32(0)),
+    "an integer of any size (PHP's cross as l)": raw("z", U32(1), b"\x01"),
+    "an int32": raw("i", U32(1)),
+    "a character": raw("c", U32(65)),
+    "a bare tuple": raw("P", U32(0)),
+    "JavaScript's undefined": raw("u"),
+    "a JavaScript object": raw("O", U32(0)),
+    "an optional": raw("Y", "n"),
+    "a binary32 float": raw("f", U32(0)),
+    "a set": raw("S", U32(0)),
     "a dynamic value": v.encode(v.dynamic("Symbol", S("x"))),
-    "trailing bytes": _bytes("T", "T"),
-    "truncated double": _bytes("d", b"\0\0\0"),
-    "truncated integer": _bytes("l", b"\0\0\0\0"),
-    "a count past the end": _bytes("A", U32(5), "n"),
-    "a huge count past the end": _bytes("A", U32(0xFFFFFFFF), "T"),
-    "an unknown tag": _bytes("?"),
+    "trailing bytes": raw("T", "T"),
+    "truncated double": raw("d", b"\0\0\0"),
+    "truncated integer": raw("l", b"\0\0\0\0"),
+    "a count past the end": raw("A", U32(5), "n"),
+    "a huge count past the end": raw("A", U32(0xFFFFFFFF), "T"),
+    "an unknown tag": raw("?"),
     "empty": b"",
     "an empty map": v.encode(array()),
     "a map that is a list": v.encode(array((L(0), S("a")), (L(1), S("b")))),
@@ -150,20 +135,9 @@ def test_codec_matches_the_reference_byte_for_byte(docker_client, image: str) ->
         "refused": [data.hex() for data in REFUSED.values()],
     })
     command = ["sh", "-c", 'printf "%s" "$0" > /tmp/codec.php && php /tmp/codec.php "$1"', script(), payload]
-    container = docker_client.containers.run(image, command, entrypoint=[], user="10002:10002", network_mode="none",
-                                             detach=True)
-    try:
-        assert container.wait(timeout=120)["StatusCode"] == 0, container.logs()
-        got = json.loads(container.logs(stdout=True, stderr=False))
-    finally:
-        container.remove(force=True)
-    for node, back in zip(ROUND_TRIP, got["roundTrip"], strict=True):
-        assert back == v.encode(node).hex(), (node, back)
-        assert v.same(v.decode(bytes.fromhex(back)), node)
-    for (expression, node), back in zip(LITERALS.items(), got["literals"], strict=True):
-        assert back == v.encode(node).hex(), (expression, v.decode(bytes.fromhex(back)))
-    refused = dict(zip(REFUSED, got["refused"], strict=True))
-    assert all(result == "PasskMalformed" for result in refused.values()), refused
+    got = json.loads(container_stdout(docker_client, image, command))
+    assert_matches_the_reference(ROUND_TRIP, got["roundTrip"], LITERALS, got["literals"], REFUSED, got["refused"],
+                                 "PasskMalformed")
 
 
 # A problem whose tests hand every kind of value to the candidate and check, as one process would (===, and the
@@ -203,18 +177,9 @@ if (echo_value(3, 'any') !== 3 || echo_value([1 => 'a', 0 => 'b'], 'any') === ['
 
 @pytest.mark.slow
 def test_every_kind_of_value_crosses_as_one_process_sees_it(docker_client, image: str) -> None:  # type: ignore[no-untyped-def]
-    language = get("php")
-    version = toolchain_version(docker_client, image, language)
-    jobs = [Job("echo", "", 5.0, 256 * MIB, language="php", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, ECHO_COMPLETION), version, 256 * MIB))]
     # The same tests against a candidate that turns ints into floats: the tests see the difference.
     lossy = "    return is_int($value) ? (float) $value : $value;\n}\n"
-    jobs.append(Job("lossy", "", 5.0, 256 * MIB, language="php", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, lossy), version, 256 * MIB)))
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
-    try:
-        echo, lossy_outcome = box.run(jobs)
-    finally:
-        box.close()
+    echo, lossy_outcome = echo_outcomes(docker_client, image, "php", ECHO_PROMPT, ECHO_TESTS,
+                                        [ECHO_COMPLETION, lossy])
     assert echo.verdict is Verdict.PASSED, echo
     assert lossy_outcome.verdict is Verdict.ERROR and "the tests received 3" in (lossy_outcome.detail or ""), lossy_outcome

@@ -5,21 +5,18 @@ both ways exactly as one process would (identical(), which compares types, names
 
 from __future__ import annotations
 
-import struct
 
 import pytest
 
-from sandbox.executor import Job, Sandbox, SandboxSettings
-from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get, jobs as native_jobs, split
+from sandbox.images import ensure_language_image
+from sandbox.languages import get
 from sandbox.runtime import values as v
 from sandbox.verdicts import Verdict
+from tests.languages.codec import (
+    D, S, U32, assert_matches_the_reference, container_stdout, echo_outcomes, raw,
+)
 
-MIB = 1024 * 1024
-S = v.string
-D = v.f64
 I = lambda n: v.integer(n, "i")  # noqa: E731, E741
-U32 = lambda n: struct.pack(">I", n)  # noqa: E731
 NA_INTEGER = I(-(2**31))
 NA_REAL = v.Node("d", 0x7FF00000000007A2)
 
@@ -48,9 +45,6 @@ def nested(depth: int) -> v.Node:
         node = lst(node)
     return node
 
-
-def _bytes(*parts: bytes | str) -> bytes:
-    return b"".join(part.encode("latin-1") if isinstance(part, str) else part for part in parts)
 
 
 # Values an R receiver rebuilds and sends back unchanged.
@@ -92,10 +86,10 @@ LITERALS = {
 
 # Bytes an R receiver must refuse (Malformed), never coerce.
 REFUSED = {
-    "a bare logical": _bytes("T"), "a bare double": _bytes("d", b"\0" * 8), "a bare string": v.encode(S("x")),
-    "a bare sequence": _bytes("A", U32(0)), "a 64-bit integer": v.encode(vec("integer", v.integer(1, "l"))),
-    "an integer of any size": v.encode(vec("double", v.integer(1, "z"))), "a binary32 float": _bytes("f", U32(0)),
-    "a tuple": _bytes("P", U32(0)), "JavaScript's undefined": _bytes("u"), "an optional": _bytes("Y", "n"),
+    "a bare logical": raw("T"), "a bare double": raw("d", b"\0" * 8), "a bare string": v.encode(S("x")),
+    "a bare sequence": raw("A", U32(0)), "a 64-bit integer": v.encode(vec("integer", v.integer(1, "l"))),
+    "an integer of any size": v.encode(vec("double", v.integer(1, "z"))), "a binary32 float": raw("f", U32(0)),
+    "a tuple": raw("P", U32(0)), "JavaScript's undefined": raw("u"), "an optional": raw("Y", "n"),
     "a set": v.encode(v.dynamic("list", v.seq("S", []))), "a type R does not rebuild": v.encode(vec("complex")),
     "a list element that is not a value": v.encode(vec("list", v.TRUE)),
     "an integer element tagged d": v.encode(vec("integer", D(1))),
@@ -104,10 +98,10 @@ REFUSED = {
     "a character element tagged T": v.encode(vec("character", v.TRUE)),
     "a name tagged T": v.encode(named("double", (v.TRUE, D(1)))),
     "a NUL in a string": v.encode(vec("character", S("a\x00b"))),
-    "trailing bytes": v.encode(v.NULL) + b"n", "truncated double": _bytes("a", U32(6), "double", "A", U32(1), "d", b"\0\0"),
-    "a count past the end": _bytes("a", U32(7), "logical", "A", U32(5), "T"),
-    "a huge count past the end": _bytes("a", U32(7), "logical", "A", U32(0xFFFFFFFF), "T"),
-    "an unknown tag": _bytes("?"), "a NUL tag": b"\0", "empty": b"",
+    "trailing bytes": v.encode(v.NULL) + b"n", "truncated double": raw("a", U32(6), "double", "A", U32(1), "d", b"\0\0"),
+    "a count past the end": raw("a", U32(7), "logical", "A", U32(5), "T"),
+    "a huge count past the end": raw("a", U32(7), "logical", "A", U32(0xFFFFFFFF), "T"),
+    "an unknown tag": raw("?"), "a NUL tag": b"\0", "empty": b"",
     "nested too deeply": v.encode(nested(50)),
 }
 
@@ -144,21 +138,9 @@ def image(docker_client) -> str:  # type: ignore[no-untyped-def]
 
 @pytest.mark.slow
 def test_codec_matches_the_reference_byte_for_byte(docker_client, image: str) -> None:  # type: ignore[no-untyped-def]
-    container = docker_client.containers.run(image, ["Rscript", "-e", script()], entrypoint=[], user="10002:10002",
-                                             network_mode="none", detach=True, environment={"LANG": "C.UTF-8"})
-    try:
-        assert container.wait(timeout=120)["StatusCode"] == 0, container.logs()
-        lines = container.logs(stdout=True, stderr=False).decode().splitlines()
-    finally:
-        container.remove(force=True)
+    lines = container_stdout(docker_client, image, ["Rscript", "-e", script()], {"LANG": "C.UTF-8"}).splitlines()
     got = {kind: [line[2:] for line in lines if line.startswith(kind + " ")] for kind in "RLF"}
-    for node, back in zip(ROUND_TRIP, got["R"], strict=True):
-        assert back == v.encode(node).hex(), (node, back)
-        assert v.same(v.decode(bytes.fromhex(back)), node)
-    for (expression, node), back in zip(LITERALS.items(), got["L"], strict=True):
-        assert back == v.encode(node).hex(), (expression, v.decode(bytes.fromhex(back)))
-    refused = dict(zip(REFUSED, got["F"], strict=True))
-    assert all(result == "Malformed" for result in refused.values()), refused
+    assert_matches_the_reference(ROUND_TRIP, got["R"], LITERALS, got["L"], REFUSED, got["F"], "Malformed")
 
 
 # A problem whose tests hand every kind of value to the candidate and check, as one process would, what comes back
@@ -193,18 +175,9 @@ stopifnot(identical(echo(1, 'k', 'x', b = 2L), list(1, 'k', list('x', b = 2L))))
 
 @pytest.mark.slow
 def test_every_kind_of_value_crosses_as_one_process_sees_it(docker_client, image: str) -> None:  # type: ignore[no-untyped-def]
-    language = get("r")
-    version = toolchain_version(docker_client, image, language)
-    jobs = [Job("echo", "", 5.0, 256 * MIB, language="r", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, ECHO_COMPLETION), version, 256 * MIB))]
     # The same tests against a candidate that turns integers into doubles: the tests see the difference.
     lossy = "\n  if (is.integer(value)) return(as.double(value))\n  value\n}\n"
-    jobs.append(Job("lossy", "", 5.0, 256 * MIB, language="r", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, lossy), version, 256 * MIB)))
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
-    try:
-        echo, lossy_outcome = box.run(jobs)
-    finally:
-        box.close()
+    echo, lossy_outcome = echo_outcomes(docker_client, image, "r", ECHO_PROMPT, ECHO_TESTS,
+                                        [ECHO_COMPLETION, lossy])
     assert echo.verdict is Verdict.PASSED, echo
     assert lossy_outcome.verdict is Verdict.ERROR and "the tests received 4" in (lossy_outcome.detail or ""), lossy_outcome

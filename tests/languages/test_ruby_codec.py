@@ -6,40 +6,25 @@ cross both ways exactly as one process would."""
 from __future__ import annotations
 
 import json
-import struct
 
 import pytest
 
-from sandbox.executor import Job, Sandbox, SandboxSettings
-from sandbox.images import ensure_language_image, toolchain_version
-from sandbox.languages import get, jobs as native_jobs, split
+from sandbox.images import ensure_language_image
+from sandbox.languages import get
 from sandbox.runtime import values as v
 from sandbox.verdicts import Verdict
+from tests.languages.codec import (
+    D, S, U32, assert_matches_the_reference, bits, container_stdout, echo_outcomes, nested, raw,
+)
 
-MIB = 1024 * 1024
-S = v.string
-D = v.f64
 Z = lambda n: v.integer(n, "z")  # noqa: E731
-U32 = lambda n: struct.pack(">I", n)  # noqa: E731
 
 
-def bits(value: int) -> v.Node:
-    return v.Node("d", value)
-
-
-def nested(depth: int) -> v.Node:
-    node = v.seq("A", [])
-    for _ in range(depth):
-        node = v.seq("A", [node])
-    return node
 
 
 def typed(name: str, node: v.Node) -> v.Node:
     return v.dynamic(name, node)
 
-
-def _bytes(*parts: bytes | str) -> bytes:
-    return b"".join(part.encode("latin-1") if isinstance(part, str) else part for part in parts)
 
 
 # Values a Ruby receiver rebuilds and sends back unchanged.
@@ -89,23 +74,23 @@ LITERALS = {
 
 # Bytes a Ruby receiver must refuse (Malformed), never coerce.
 REFUSED = {
-    "an int32 (Ruby's integers cross as z)": _bytes("i", U32(1)),
-    "a character": _bytes("c", U32(65)),
-    "a bare tuple": _bytes("P", U32(0)),
-    "JavaScript's undefined": _bytes("u"),
-    "a JavaScript object": _bytes("O", U32(0)),
-    "an optional": _bytes("Y", "n"),
-    "a binary32 float": _bytes("f", U32(0)),
-    "trailing bytes": _bytes("T", "T"),
-    "truncated double": _bytes("d", b"\0\0\0"),
-    "a count past the end": _bytes("A", U32(5), "n"),
-    "a huge count past the end": _bytes("A", U32(0xFFFFFFFF), "n"),
-    "an unknown tag": _bytes("?"),
+    "an int32 (Ruby's integers cross as z)": raw("i", U32(1)),
+    "a character": raw("c", U32(65)),
+    "a bare tuple": raw("P", U32(0)),
+    "JavaScript's undefined": raw("u"),
+    "a JavaScript object": raw("O", U32(0)),
+    "an optional": raw("Y", "n"),
+    "a binary32 float": raw("f", U32(0)),
+    "trailing bytes": raw("T", "T"),
+    "truncated double": raw("d", b"\0\0\0"),
+    "a count past the end": raw("A", U32(5), "n"),
+    "a huge count past the end": raw("A", U32(0xFFFFFFFF), "n"),
+    "an unknown tag": raw("?"),
     "empty": b"",
-    "an integer not in its shortest form": _bytes("z", U32(2), b"\x00\x01"),
-    "a negative integer not in its shortest form": _bytes("z", U32(2), b"\xff\xff"),
-    "a map with a key twice": _bytes("M", U32(2), "n", "n", "n", "n"),
-    "a set with an item twice": _bytes("S", U32(2), "z", U32(1), b"\x01", "z", U32(1), b"\x01"),
+    "an integer not in its shortest form": raw("z", U32(2), b"\x00\x01"),
+    "a negative integer not in its shortest form": raw("z", U32(2), b"\xff\xff"),
+    "a map with a key twice": raw("M", U32(2), "n", "n", "n", "n"),
+    "a set with an item twice": raw("S", U32(2), "z", U32(1), b"\x01", "z", U32(1), b"\x01"),
     "a UTF-8 string as a dynamic value": v.encode(typed("String:UTF-8", S("x"))),
     "an encoding by another of its names": v.encode(typed("String:binary", S("x"))),
     "an unknown encoding": v.encode(typed("String:NOPE", S("x"))),
@@ -151,20 +136,9 @@ def test_codec_matches_the_reference_byte_for_byte(docker_client, image: str) ->
         "literals": list(LITERALS),
         "refused": [data.hex() for data in REFUSED.values()],
     })
-    container = docker_client.containers.run(image, ["ruby", "-e", SCRIPT, payload], entrypoint=[], user="10002:10002",
-                                             network_mode="none", detach=True)
-    try:
-        assert container.wait(timeout=120)["StatusCode"] == 0, container.logs()
-        got = json.loads(container.logs(stdout=True, stderr=False))
-    finally:
-        container.remove(force=True)
-    for node, back in zip(ROUND_TRIP, got["roundTrip"], strict=True):
-        assert back == v.encode(node).hex(), (node, back)
-        assert v.same(v.decode(bytes.fromhex(back)), node)
-    for (expression, node), back in zip(LITERALS.items(), got["literals"], strict=True):
-        assert back == v.encode(node).hex(), (expression, v.decode(bytes.fromhex(back)))
-    refused = dict(zip(REFUSED, got["refused"], strict=True))
-    assert all(result == "PasskWire::Malformed" for result in refused.values()), refused
+    got = json.loads(container_stdout(docker_client, image, ["ruby", "-e", SCRIPT, payload]))
+    assert_matches_the_reference(ROUND_TRIP, got["roundTrip"], LITERALS, got["literals"], REFUSED, got["refused"],
+                                 "PasskWire::Malformed")
 
 
 # A problem whose tests hand every kind of value to the candidate and check, as one process would, what comes
@@ -207,18 +181,9 @@ raise 'equal but not the same' unless echo(3, 'any') == 3.0 && echo('x'.b, 'any'
 
 @pytest.mark.slow
 def test_every_kind_of_value_crosses_as_one_process_sees_it(docker_client, image: str) -> None:  # type: ignore[no-untyped-def]
-    language = get("ruby")
-    version = toolchain_version(docker_client, image, language)
-    jobs = [Job("echo", "", 5.0, 256 * MIB, language="ruby", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, ECHO_COMPLETION), version, 256 * MIB))]
     # The same tests against a candidate that returns a symbol as its name: the tests see the difference.
     lossy = "  kind == 'any' || !value.is_a?(Symbol) ? value : value.to_s\nend\n"
-    jobs.append(Job("lossy", "", 5.0, 256 * MIB, language="ruby", native=native_jobs.tests_spec(
-        language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, lossy), version, 256 * MIB)))
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
-    try:
-        echo, lossy_outcome = box.run(jobs)
-    finally:
-        box.close()
+    echo, lossy_outcome = echo_outcomes(docker_client, image, "ruby", ECHO_PROMPT, ECHO_TESTS,
+                                        [ECHO_COMPLETION, lossy])
     assert echo.verdict is Verdict.PASSED, echo
     assert lossy_outcome.verdict is Verdict.ERROR and "the tests received" in (lossy_outcome.detail or ""), lossy_outcome

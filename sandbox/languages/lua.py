@@ -66,8 +66,7 @@ def split_problem(source: TestSource) -> splitting.Parts:
 
 def programs(source: TestSource) -> Programs:
     parts = split_problem(source)
-    return Programs(candidate={"main.lua": parts.candidate + serve_statement(parts.entry.name)},
-                    judge={"main.lua": parts.before + stub(parts) + "\n" + parts.judge_tests})
+    return splitting.served(parts, "main.lua", serve_statement(parts.entry.name), stub(parts), judge_end="")
 
 
 STDERR_VERDICTS = (

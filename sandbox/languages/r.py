@@ -95,8 +95,7 @@ def split_problem(source: TestSource) -> splitting.Parts:
 
 def programs(source: TestSource) -> Programs:
     parts = split_problem(source)
-    return Programs(candidate={"main.R": parts.candidate + serve_statement(parts.entry.name)},
-                    judge={"main.R": parts.before + stub(parts) + "\n" + parts.judge_tests + "\n"})
+    return splitting.served(parts, "main.R", serve_statement(parts.entry.name), stub(parts))
 
 
 STDERR_VERDICTS = (

@@ -70,8 +70,7 @@ def split_problem(source: TestSource) -> splitting.Parts:
 
 def programs(source: TestSource) -> Programs:
     parts = split_problem(source)
-    return Programs(candidate={"main.rb": parts.candidate + serve_statement(parts.entry.name)},
-                    judge={"main.rb": parts.before + stub(parts) + "\n" + parts.judge_tests})
+    return splitting.served(parts, "main.rb", serve_statement(parts.entry.name), stub(parts), judge_end="")
 
 
 STDERR_VERDICTS = (

@@ -98,6 +98,14 @@ class Parts:
 EntryFinder = Callable[[str, str, int], Entry]
 
 
+def served(parts: Parts, file: str, serve: str, stub: str, *, judge_end: str = "\n") -> Programs:
+    """An interpreted language's two programs in one file each: the candidate's code then `serve` (the statement
+    that serves its function to the judge); the judge's the prompt's code before the function, `stub` (the
+    function, calling the candidate) and the tests."""
+    return Programs(candidate={file: parts.candidate + serve},
+                    judge={file: parts.before + stub + "\n" + parts.judge_tests + judge_end})
+
+
 def blank(text: str, syntax: Syntax) -> str:
     """`text` with every comment and the inside of every literal replaced by spaces (line breaks kept), so
     that positions in the result are positions in `text` and only code remains."""

@@ -13,10 +13,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_REL_TOL
+from service.core.limits import limits_of
 from service.formats.cases import JudgedByCases, judged_columns
 from service.formats.fields import _ID, Identifier, JsonValue, NumericId, StorableStr
 from service.formats.harness import driver_program
-from service.formats.limits import case_time_limit_s
 from service.formats.program import Program
 from service.formats.registry import Format
 
@@ -65,7 +65,7 @@ def program(problem: Any, completion: str) -> Program:
             "policy": None,
             "abs_tol": DEFAULT_ABS_TOL if problem.abs_tol is None else problem.abs_tol,
             "rel_tol": DEFAULT_REL_TOL if problem.rel_tol is None else problem.rel_tol,
-            "case_time_limit_s": case_time_limit_s(problem),
+            "case_time_limit_s": limits_of(problem).time_limit_s,
         }
     )
 

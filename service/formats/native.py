@@ -17,7 +17,6 @@ from sandbox.languages.split import TestSource
 from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL_TOL
 from sandbox.runtime.job import Native, to_dict
 from service.core.limits import limits_of
-from service.formats.limits import case_time_limit_s
 from service.formats.program import Program
 
 
@@ -52,7 +51,7 @@ def tests_program(problem: Any, source: TestSource, language_name: str) -> Progr
 
 def stdio_program(problem: Any, completion: str, language_name: str) -> Program:
     language = languages.get(language_name)
-    limit = case_time_limit_s(problem)
+    limit = limits_of(problem).time_limit_s
     spec = stdio_spec(
         language, completion, problem.cases, limit, problem.comparison or DEFAULT_POLICY,
         DEFAULT_ABS_TOL if problem.abs_tol is None else problem.abs_tol,

@@ -11,7 +11,7 @@ from typing import Any
 from sandbox import languages
 from sandbox.languages.jobs import run_spec
 from service.core.settings import get_settings
-from service.formats.limits import case_time_limit_s
+from service.core.limits import limits_of
 from service.formats.native import as_program, compile_limits, memory_bytes
 from service.formats.program import Program
 from service.formats.registry import Format, language_of
@@ -26,7 +26,7 @@ def program(problem: Any, completion: str) -> Program:
     request = json.loads(completion)
     language = languages.get(language_of(problem))
     settings = get_settings()
-    limit = case_time_limit_s(problem)
+    limit = limits_of(problem).time_limit_s
     compile_s, _ = compile_limits(problem)
     spec = run_spec(language, request["code"], request.get("stdin") or "", request.get("files") or {},
                     request.get("fetch_files") or [], "", memory_bytes(problem),

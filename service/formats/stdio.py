@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from sandbox import languages
 from sandbox.runtime.compare import DEFAULT_ABS_TOL, DEFAULT_POLICY, DEFAULT_REL_TOL, POLICIES
 from service.formats import sources
+from service.core.limits import limits_of
 from service.formats.cases import JudgedByCases, judged_columns
 from service.formats.fields import _ID, NumericId, StorableStr
 from service.formats.harness import driver_program
-from service.formats.limits import case_time_limit_s
 from service.formats.native import stdio_program
 from service.formats.program import Program
 from service.formats.registry import Format, language_of
@@ -66,7 +66,7 @@ def program(problem: Any, completion: str) -> Program:
             "policy": problem.comparison or DEFAULT_POLICY,
             "abs_tol": DEFAULT_ABS_TOL if problem.abs_tol is None else problem.abs_tol,
             "rel_tol": DEFAULT_REL_TOL if problem.rel_tol is None else problem.rel_tol,
-            "case_time_limit_s": case_time_limit_s(problem),
+            "case_time_limit_s": limits_of(problem).time_limit_s,
         }
     )
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import docker
 from docker.errors import ImageNotFound
+from filelock import FileLock
 
 from sandbox import languages
 
@@ -249,6 +250,16 @@ def build_language_image(client: docker.DockerClient, language: Any, base_image:
     if image_exists(client, tag):
         return tag
     cache = deb_cache or DEFAULT_DEB_CACHE
+    # Processes on one host that need the same image at once (workers, test processes) build it once.
+    locks = cache.parent / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    with FileLock(locks / f"{tag.replace('/', '_').replace(':', '_')}.lock"):
+        if image_exists(client, tag):
+            return tag
+        return _build_language_image(client, language, base, tag, cache)
+
+
+def _build_language_image(client: docker.DockerClient, language: Any, base: str, tag: str, cache: Path) -> str:
     debs = download_debs(client, base, language.packages, cache) if language.packages else None
     npm = npm_tarballs(language.npm_packages, cache) if language.npm_packages else None
     log.warning("building %s image %s (offline)", language.name, tag)

@@ -45,6 +45,7 @@ QUERY_WITHIN = {"problem_id"}
 # Operations that create the caller's own objects and read none of anyone else's by a parameter; each is tried
 # with its own test (posting runs on another project's dataset, names another project took).
 CREATES = {("POST", "/v1/datasets"), ("POST", "/v1/runs"), ("POST", "/v1/release-rules"), ("POST", "/run_code"),
+           ("POST", "/v1/judge"),
            ("POST", "/v1/session"), ("DELETE", "/v1/session")}
 # Read on connections of their own, which do not see this test's uncommitted rows: their positive control (and a
 # 404 that means something) is in tests/e2e/test_projects.py, against committed rows over real HTTP.

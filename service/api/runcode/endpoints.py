@@ -2,36 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 from fastapi import APIRouter, Request, Response
 
 from service.api.auth.dependencies import CallerDep
-from service.api.delivery.admission import QueueFull
-from service.api.delivery.events import wait_for_run_end
-from service.api.dependencies import SessionDep, SettingsDep, commit_now, openapi_error
+from service.api.dependencies import SessionDep, SettingsDep, openapi_error
 from service.api.runcode import service as runcode_service
 from service.api.runcode.schemas import RunCodeRequest, RunCodeResponse
-from service.core.exceptions import APIError
+from service.api.runs.interactive import ANSWER_ALLOWANCE_S, run_and_wait
 
 router = APIRouter(tags=["run_code"])
-
-# Beyond the program's own limits (its compile's and its run's): time to be queued, claimed and recorded. verl
-# gives up after compile_timeout + run_timeout + 10 s, and retries a 504: past this, the answer is a 504.
-ANSWER_ALLOWANCE_S = 8.0
-# How often a request waiting for room in a full queue tries again.
-QUEUE_RETRY_S = 0.5
-
-
-class NotYet(APIError):
-    """The program has not been run within the request's bound: a 504, which SandboxFusion's clients retry."""
-
-    status_code = 504
-
-    def __init__(self, detail: str, retry_after_s: int = 1) -> None:
-        super().__init__(detail)
-        self.headers = {"Retry-After": str(retry_after_s)}
 
 
 @router.post(
@@ -59,21 +38,10 @@ async def run_code(
     bounds = runcode_service.limits(settings, language, body)
     # What the client waits for (its compile_timeout even where nothing compiles), less a margin for the way back.
     budget = min(settings.max_wait_s, bounds.run_s + body.compile_timeout + ANSWER_ALLOWANCE_S)
-    deadline = time.monotonic() + budget
-    while True:
-        try:
-            run = await runcode_service.submit(session, settings, principal, body, language, bounds)
-            break
-        except QueueFull as exc:
-            await session.rollback()  # lets the admission lock go while this request waits
-            if time.monotonic() + QUEUE_RETRY_S >= deadline:
-                raise NotYet(f"not run in time: {exc.detail}", int(exc.headers["Retry-After"])) from None
-            await asyncio.sleep(QUEUE_RETRY_S)
-    await commit_now(session)  # workers must see the run while this request waits for it
-    response.headers["X-Passk-Run"] = str(run.id)
-    ended = await wait_for_run_end(request.app, principal, run.id, max(0.0, deadline - time.monotonic()), full=False)
-    if ended is None:
-        raise NotYet(f"not run within {budget:g} s; the run {run.id} goes on (GET /v1/runs/{run.id}/samples)")
+    run = await run_and_wait(
+        request, response, session, principal,
+        lambda: runcode_service.submit(session, settings, principal, body, language, bounds), budget,
+    )
     answer, sample_id = await runcode_service.answer(session, run.id, bounds.notes)
     response.headers["X-Passk-Sample"] = str(sample_id)
     return answer

@@ -1,0 +1,57 @@
+"""Runs their caller waits for within the request (POST /run_code, POST /v1/judge): made at interactive priority,
+a full queue waited out up to the request's budget, then the run's end waited for. Past the budget, a 504, which
+SandboxFusion's clients (verl among them) retry."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+from fastapi import Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from service.api.auth.principal import Principal
+from service.api.delivery.admission import QueueFull
+from service.api.delivery.events import wait_for_run_end
+from service.api.dependencies import commit_now
+from service.api.runs.schemas import RunRead
+from service.core.exceptions import APIError
+
+# Beyond the program's own limits (its compile's and its run's): time to be queued, claimed and recorded. verl
+# gives up after compile_timeout + run_timeout + 10 s, and retries a 504: past this, the answer is a 504.
+ANSWER_ALLOWANCE_S = 8.0
+# How often a request waiting for room in a full queue tries again.
+QUEUE_RETRY_S = 0.5
+
+
+class NotYet(APIError):
+    """The program has not been run within the request's bound: a 504, which SandboxFusion's clients retry."""
+
+    status_code = 504
+
+    def __init__(self, detail: str, retry_after_s: int = 1) -> None:
+        super().__init__(detail)
+        self.headers = {"Retry-After": str(retry_after_s)}
+
+
+async def run_and_wait(request: Request, response: Response, session: AsyncSession, principal: Principal,
+                       submit: Callable[[], Awaitable[RunRead]], budget_s: float) -> RunRead:
+    """Make the run with `submit` (retried while the queue is full) and wait until it has ended, all within
+    `budget_s`; the run's id goes into the `X-Passk-Run` header at once."""
+    deadline = time.monotonic() + budget_s
+    while True:
+        try:
+            run = await submit()
+            break
+        except QueueFull as exc:
+            await session.rollback()  # lets the admission lock go while this request waits
+            if time.monotonic() + QUEUE_RETRY_S >= deadline:
+                raise NotYet(f"not run in time: {exc.detail}", int(exc.headers["Retry-After"])) from None
+            await asyncio.sleep(QUEUE_RETRY_S)
+    await commit_now(session)  # workers must see the run while this request waits for it
+    response.headers["X-Passk-Run"] = str(run.id)
+    ended = await wait_for_run_end(request.app, principal, run.id, max(0.0, deadline - time.monotonic()), full=False)
+    if ended is None:
+        raise NotYet(f"not run within {budget_s:g} s; the run {run.id} goes on (GET /v1/runs/{run.id}/samples)")
+    return run

@@ -30,16 +30,16 @@ from tests.conftest import client_for, create_dataset, create_run, problem, proj
 
 # Path parameters that name an object, and which of a team's objects fills them.
 PATH_OBJECTS = {"run_id": "run", "dataset_id": "dataset", "rule": "rule", "session_id": "session",
-                "problem_id": "problem"}
+                "problem_id": "problem", "name": "stream"}
 # Query parameters that name an object: (which object, whether the route is a listing that filters by it: then
 # another project's object lists nothing instead of a 404).
 QUERY_OBJECTS = {"base": ("run", False), "candidate": ("run", False), "runs": ("run", False), "rule": ("rule", False),
-                 "dataset_id": ("dataset", True), "dataset": ("dataset", False)}
+                 "dataset_id": ("dataset", True), "dataset": ("dataset", False), "stream": ("stream", True)}
 # Query parameters that name no object of their own (checked so that a new one must be classified).
 QUERY_PLAIN = {"k", "method", "confidence", "resamples", "seed", "plugin", "group_by", "tag_prefix", "diversity",
                "bins", "model", "status", "tag", "archived", "q", "id_prefix", "sort", "limit", "offset", "verdict",
                "cursor", "include", "flagged", "flag", "after", "intersection", "permutations", "items_limit", "wait",
-               "name", "project"}
+               "name", "project", "streams", "window_s", "buckets"}
 # A query parameter that names something inside an object the path names (a run's problem by its key).
 QUERY_WITHIN = {"problem_id"}
 # Operations that create the caller's own objects and read none of anyone else's by a parameter; each is tried
@@ -72,6 +72,11 @@ async def _team(app: FastAPI, db_session: AsyncSession, project: str) -> Team:
     run = await create_run(team.http, dataset["id"], {"p0": 2, "p1": 2}, model=model, checkpoint="ckpt-1", step=1)
     for key_ in ("p0", "p1"):
         await set_verdicts(db_session, run["id"], key_, ["passed", "failed"])
+    # A stream: a run of its own that a /v1/judge call with X-Passk-Stream would have made.
+    streamed = await create_run(team.http, dataset["id"], {"p0": 1}, model=model)
+    stream = f"{project}-stream-{mark}"
+    await db_session.execute(text("UPDATE runs SET stream = :stream WHERE id = :id"), {"stream": stream, "id": streamed["id"]})
+    await set_verdicts(db_session, streamed["id"], "p0", ["passed"])
     rule = (await team.http.post("/v1/release-rules", json={
         "name": f"{project}-gate-{mark}", "clauses": [{"metric": "pass_at_k", "limit": "max_drop", "threshold": 0.05}],
     })).json()
@@ -79,8 +84,9 @@ async def _team(app: FastAPI, db_session: AsyncSession, project: str) -> Team:
     assert login.status_code == 200, login.text
     session_id = (await team.http.get("/v1/sessions")).json()[0]["id"]
     team.objects = {"run": run["id"], "dataset": dataset["id"], "rule": rule["name"], "session": session_id,
-                    "problem": "p0"}
-    team.secrets = {run["id"], dataset["id"], dataset["name"], rule["id"], rule["name"], session_id, model}
+                    "problem": "p0", "stream": stream}
+    team.secrets = {run["id"], dataset["id"], dataset["name"], rule["id"], rule["name"], session_id, model, stream,
+                    streamed["id"]}
     team.http.cookies.clear()  # the key alone from here on
     return team
 

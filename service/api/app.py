@@ -42,6 +42,7 @@ from service.api.ops.endpoints import router as ops_router
 from service.api.release.endpoints import router as release_router
 from service.api.runcode.endpoints import router as runcode_router
 from service.api.judge.endpoints import router as judge_router
+from service.api.streams.endpoints import router as streams_router
 from service.api.runs.endpoints import router as runs_router
 from service.core.settings import Settings, get_settings
 from service.api.sweeps.endpoints import router as sweeps_router
@@ -148,6 +149,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(multilang_router, **protected)  # GET /v1/languages/compare
     app.include_router(runcode_router, **protected)  # POST /run_code (SandboxFusion-compatible): submit scope
     app.include_router(judge_router, **protected)  # POST /v1/judge: submit scope
+    app.include_router(streams_router, **protected)  # GET /v1/streams
     app.include_router(session_router, responses={413: AUTH_RESPONSES[413]})
     # A key's own dashboard sessions: any valid credential, whatever its scopes.
     app.include_router(sessions_router, dependencies=[Depends(authenticate)], responses=AUTH_RESPONSES)

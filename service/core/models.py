@@ -142,6 +142,10 @@ class Run(Base):
               postgresql_where=text("step IS NOT NULL")),
         # Runs with work left: the queue picks among these (migration 0008).
         Index("ix_runs_active", "created_at", postgresql_where=text(_in("status", ACTIVE_RUN_STATES))),
+        # A project's streams, and the stream runs retention has yet to prune (migration 0020).
+        Index("ix_runs_stream", "project_id", "stream", "created_at", postgresql_where=text("stream IS NOT NULL")),
+        Index("ix_runs_stream_unpruned", "finished_at",
+              postgresql_where=text("stream IS NOT NULL AND pruned_at IS NULL")),
         Index(
             "ix_runs_callback_pending", "finished_at",
             postgresql_where=text(_in("callback_state", (CallbackState.PENDING, CallbackState.DELIVERING))),
@@ -185,6 +189,10 @@ class Run(Base):
     callback_url: Mapped[str | None] = mapped_column(Text)
     callback_state: Mapped[str | None] = mapped_column(String(16))
     callback_claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # Migration 0020: the stream a /run_code or /v1/judge run belongs to (service/api/streams), and when
+    # retention deleted its programs and outputs (its verdicts and timings stay).
+    stream: Mapped[str | None] = mapped_column(String(200))
+    pruned_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 # Migration 0019: the samples' event ids, one sequence for every run (service/worker/results.py, event_id).

@@ -106,6 +106,9 @@ class Settings(BaseSettings):
     # Backpressure: queued samples (not yet claimed) allowed per API key and in all; past them, 429.
     max_queued_per_key: int = Field(500_000, ge=1)
     max_queued_total: int = Field(2_000_000, ge=1)
+    # Stream runs (/run_code and /v1/judge calls) lose their programs and outputs this many days after they
+    # finish; their verdicts, flags and timings stay (service/worker/retention.py). 0 keeps everything.
+    stream_retention_days: float = Field(7.0, ge=0)
     # Longest `POST /v1/runs?wait=` and `/run_code` wait.
     max_wait_s: float = Field(300.0, gt=0)
     # How long an API process trusts a key it has verified without asking the database again (0: never).

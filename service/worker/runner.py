@@ -12,6 +12,7 @@ can be killed at any moment: its leases expire and other workers take over.
 from __future__ import annotations
 
 import logging
+import random
 import signal
 import threading
 import time
@@ -29,7 +30,7 @@ from sandbox.runtime.builds import STATS as BUILD_STATS
 from sandbox.verdicts import Verdict
 from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.core.settings import Settings
-from service.worker import queue, results
+from service.worker import queue, results, retention
 from service.worker.batch import Rerun, execute_batch
 from service.worker.cache import lookup_cache
 from service.worker.engine import EngineWatch
@@ -44,6 +45,8 @@ from service.worker.wakeup import Wakeup, listen
 log = logging.getLogger(__name__)
 
 SWEEP_EVERY_S = 60.0
+# How often a worker prunes stream runs past their retention (service/worker/retention.py).
+PRUNE_EVERY_S = 300.0
 RECLAIM_EVERY_S = 5.0
 # Samples of interactive runs are claimed one at a time: a thread runs its claim's programs one after the other, and
 # one that sleeps must not keep the others of its claim (other callers' /run_code requests) waiting.
@@ -300,6 +303,7 @@ class Worker:
     def _maintenance_loop(self) -> None:
         cfg = self.settings
         next_sweep = time.monotonic() + SWEEP_EVERY_S
+        next_prune = time.monotonic() + PRUNE_EVERY_S * random.random()  # workers started together spread out
         next_reclaim = 0.0
         tick = min(cfg.lease_seconds / 4, RECLAIM_EVERY_S)
         try:
@@ -325,8 +329,20 @@ class Worker:
                 if time.monotonic() >= next_sweep:
                     sweep(connect(), max_age_s=MAX_CONTAINER_AGE_S)
                     next_sweep = time.monotonic() + SWEEP_EVERY_S
+                if cfg.stream_retention_days and time.monotonic() >= next_prune:
+                    self._prune(cfg.stream_retention_days)
+                    next_prune = time.monotonic() + PRUNE_EVERY_S
             except Exception:
                 log.exception("maintenance failed; will try again")
+
+    def _prune(self, older_than_days: float) -> None:
+        while True:  # batch by batch, each in its own short transaction
+            with transaction(self.sessions) as session:
+                pruned = retention.prune_streams(session, older_than_days)
+            if pruned:
+                log.info("pruned the programs and outputs of %d stream runs", pruned)
+            if pruned < retention.BATCH or self.stopping.is_set():
+                return
 
     def _beat(self, tick_s: float) -> None:
         with self._lock:

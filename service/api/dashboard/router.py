@@ -1,5 +1,5 @@
 """Dashboard pages: `/`, `/leaderboard`, `/runs/{id}`, `/runs/{id}/problems/{problem_id}`, `/compare`,
-`/languages`, `/checkpoints`, `/login`.
+`/languages`, `/checkpoints`, `/streams`, `/login`.
 
 Each page is a small server-rendered shell; its script under /static fetches the /v1 JSON API
 (same origin, session cookie) for the data, so no page ships every sample to the browser.
@@ -196,6 +196,13 @@ async def checkpoints_page(
     datasets, models = await queries.filter_options(session, principal)
     boot = {"dataset": dataset or "", "model": model or "", "k": k or "1", "datasets": datasets, "models": models}
     return _render(request, "checkpoints.html", {"viewer": principal, "boot": boot})
+
+
+@router.get("/streams", response_class=HTMLResponse)
+async def streams_page(request: Request, principal: ReaderDep, name: str | None = None, window: str | None = None) -> Response:
+    """The project's streams of /run_code and /v1/judge calls (GET /v1/streams), and one of them over time."""
+    boot = {"stream": name or "", "window": window or "3600"}
+    return _render(request, "streams.html", {"viewer": principal, "boot": boot})
 
 
 async def _run_or_none(session: SessionDep, principal: Principal, run_id: str) -> queries.RunHeader | None:

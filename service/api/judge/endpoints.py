@@ -8,7 +8,8 @@ from service.api.auth.dependencies import CallerDep
 from service.api.dependencies import SessionDep, SettingsDep, openapi_error
 from service.api.judge import service as judge_service
 from service.api.judge.schemas import JudgeRequest, JudgeResponse
-from service.api.runs.interactive import run_and_wait
+from service.api.runs.interactive import StreamHeader, run_and_wait
+from service.api.streams.service import stream_of
 
 router = APIRouter(prefix="/v1", tags=["judge"])
 
@@ -31,12 +32,13 @@ router = APIRouter(prefix="/v1", tags=["judge"])
 )
 async def judge(
     body: JudgeRequest, request: Request, response: Response, session: SessionDep, settings: SettingsDep,
-    principal: CallerDep,
+    principal: CallerDep, stream: StreamHeader = None,
 ) -> JudgeResponse:
+    stream = stream_of(stream, "judge")
     language = judge_service.language_of(body)
     run = await run_and_wait(
         request, response, session, principal,
-        lambda: judge_service.submit(session, settings, principal, body, language),
+        lambda: judge_service.submit(session, settings, principal, body, language, stream),
         min(body.wait_s, settings.max_wait_s),
     )
     return await judge_service.answer(session, principal, run)

@@ -68,7 +68,7 @@ async def _dataset(session: AsyncSession, settings: Settings, principal: Princip
 
 
 async def submit(session: AsyncSession, settings: Settings, principal: Principal, body: JudgeRequest,
-                 language: Language) -> RunRead:
+                 language: Language, stream: str) -> RunRead:
     dataset = await _dataset(session, settings, principal, body, language)
     run = RunCreate(
         dataset_id=dataset.id,
@@ -80,7 +80,7 @@ async def submit(session: AsyncSession, settings: Settings, principal: Principal
         priority=RunPriority.INTERACTIVE,
     )
     try:
-        return await run_service.create(session, settings, principal, run)
+        return await run_service.create(session, settings, principal, run, stream=stream)
     except InvalidInput as error:
         raise _as_problem_error(error) from None
 

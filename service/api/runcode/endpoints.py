@@ -8,7 +8,8 @@ from service.api.auth.dependencies import CallerDep
 from service.api.dependencies import SessionDep, SettingsDep, openapi_error
 from service.api.runcode import service as runcode_service
 from service.api.runcode.schemas import RunCodeRequest, RunCodeResponse
-from service.api.runs.interactive import ANSWER_ALLOWANCE_S, run_and_wait
+from service.api.runs.interactive import ANSWER_ALLOWANCE_S, StreamHeader, run_and_wait
+from service.api.streams.service import stream_of
 
 router = APIRouter(tags=["run_code"])
 
@@ -32,15 +33,16 @@ router = APIRouter(tags=["run_code"])
 )
 async def run_code(
     body: RunCodeRequest, request: Request, response: Response, session: SessionDep, settings: SettingsDep,
-    principal: CallerDep,
+    principal: CallerDep, stream: StreamHeader = None,
 ) -> RunCodeResponse:
+    stream = stream_of(stream, "run_code")
     language = runcode_service.language_of(body)
     bounds = runcode_service.limits(settings, language, body)
     # What the client waits for (its compile_timeout even where nothing compiles), less a margin for the way back.
     budget = min(settings.max_wait_s, bounds.run_s + body.compile_timeout + ANSWER_ALLOWANCE_S)
     run = await run_and_wait(
         request, response, session, principal,
-        lambda: runcode_service.submit(session, settings, principal, body, language, bounds), budget,
+        lambda: runcode_service.submit(session, settings, principal, body, language, bounds, stream), budget,
     )
     answer, sample_id = await runcode_service.answer(session, run.id, bounds.notes)
     response.headers["X-Passk-Sample"] = str(sample_id)

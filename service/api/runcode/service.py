@@ -127,7 +127,7 @@ def _check_files(body: RunCodeRequest) -> dict[str, str]:
 
 
 async def submit(session: AsyncSession, settings: Settings, principal: Principal, body: RunCodeRequest,
-                 language: Language, bounds: Limits) -> RunRead:
+                 language: Language, bounds: Limits, stream: str) -> RunRead:
     files = _check_files(body)
     dataset_id = await _dataset_id(session, principal, language.name)
     run = RunCreate(
@@ -141,7 +141,7 @@ async def submit(session: AsyncSession, settings: Settings, principal: Principal
                   "completion": completion_for(body.code, body.stdin or "", files, body.fetch_files)}],
         priority=RunPriority.INTERACTIVE,
     )
-    return await run_service.create(session, settings, principal, run)
+    return await run_service.create(session, settings, principal, run, stream=stream)
 
 
 async def answer(session: AsyncSession, run_id: uuid.UUID, notes: list[str]) -> tuple[RunCodeResponse, int | None]:

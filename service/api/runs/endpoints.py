@@ -112,6 +112,14 @@ async def list_runs(
         Literal["exclude", "include", "only"],
         Query(description="Archived runs: left out (default), listed too, or listed alone"),
     ] = "exclude",
+    streams: Annotated[
+        Literal["exclude", "include", "only"],
+        Query(description="Runs of /run_code and /v1/judge calls (GET /v1/streams): left out (default), listed too, "
+                          "or listed alone; a run looked up by `id_prefix` is found either way"),
+    ] = "exclude",
+    stream: Annotated[
+        StorableStr | None, Query(max_length=200, description="Only the runs of this stream")
+    ] = None,
     q: Annotated[
         StorableStr | None,
         Query(max_length=200, description="Search model, display name, note, tags, dataset name and id prefix"),
@@ -129,6 +137,7 @@ async def list_runs(
     return await run_service.list_runs(
         session, settings, principal, dataset_id=dataset_id, model=model, limit=limit, offset=offset,
         status=status, tag=tag, archived={"exclude": False, "include": None, "only": True}[archived], search=q, id_prefix=id_prefix, order=sort,
+        streams={"exclude": False, "include": None, "only": True}[streams], stream=stream,
     )
 
 

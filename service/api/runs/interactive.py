@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from typing import Annotated
 
-from fastapi import Request, Response
+from fastapi import Header, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.api.auth.principal import Principal
@@ -16,6 +17,7 @@ from service.api.delivery.admission import QueueFull
 from service.api.delivery.events import wait_for_run_end
 from service.api.dependencies import commit_now
 from service.api.runs.schemas import RunRead
+from service.api.streams.schemas import HEADER, MAX_NAME
 from service.core.exceptions import APIError
 
 # Beyond the program's own limits (its compile's and its run's): time to be queued, claimed and recorded. verl
@@ -23,6 +25,13 @@ from service.core.exceptions import APIError
 ANSWER_ALLOWANCE_S = 8.0
 # How often a request waiting for room in a full queue tries again.
 QUEUE_RETRY_S = 0.5
+
+
+# The stream the call joins (service/api/streams): the client's name for it, else the endpoint's own.
+StreamHeader = Annotated[str | None, Header(
+    alias=HEADER, max_length=MAX_NAME,
+    description="The stream this call joins (GET /v1/streams): a trainer's job or step, say; default: the endpoint's.",
+)]
 
 
 class NotYet(APIError):

@@ -199,6 +199,8 @@ class RunRepository:
         search: str | None = None,
         id_prefix: str | None = None,
         order: str = "newest",
+        streams: bool | None = False,
+        stream: str | None = None,
     ) -> tuple[list[tuple[Run, DatasetHeader, int]], int]:
         """A page of runs with their dataset's header and their flagged samples' count (ix_samples_flagged), and
         how many runs match. The caller's project's runs only (every project's for an operator)."""
@@ -213,6 +215,10 @@ class RunRepository:
             filters.append(Run.tags.contains([tag]))
         if archived is not None:
             filters.append(Run.archived.is_(archived))
+        if stream is not None:
+            filters.append(Run.stream == stream)
+        elif streams is not None and not id_prefix:  # a run named by its id is found wherever it is
+            filters.append(Run.stream.is_not(None) if streams else Run.stream.is_(None))
         if id_prefix:
             filters.append(cast(Run.id, String).startswith(id_prefix.lower()))
         if search:

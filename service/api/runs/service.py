@@ -125,8 +125,10 @@ def _sample_rows(run_id: uuid.UUID, body: RunCreate, problem_ids: dict[str, int]
         next_index[problem] += 1
 
 
-async def create(session: AsyncSession, settings: Settings, principal: Principal, body: RunCreate) -> RunRead:
-    """A run of the caller's project, on one of its datasets or on a dataset another project shares."""
+async def create(session: AsyncSession, settings: Settings, principal: Principal, body: RunCreate,
+                 stream: str | None = None) -> RunRead:
+    """A run of the caller's project, on one of its datasets or on a dataset another project shares; `stream`: the
+    stream a /run_code or /v1/judge call joins (service/api/streams)."""
     if len(body.samples) > settings.max_samples_per_run:
         raise InvalidInput(
             ["body", "samples"], f"{len(body.samples)} samples; at most {settings.max_samples_per_run} per run"
@@ -177,6 +179,7 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
             "tags": list(dict.fromkeys(body.tags)),  # order kept, duplicates dropped (as PATCH does)
             "checkpoint": body.checkpoint,
             "step": body.step,
+            "stream": stream,
             "sample_count": len(body.samples),
             "problem_count": len({sample.problem_id for sample in body.samples}),
         }

@@ -26,6 +26,8 @@ const state = {
   q: params.get("q") || "",
   sort: params.get("sort") || "newest",
   archived: params.get("archived") === "include",
+  // A stream's calls (linked from the streams page); the list leaves streams out otherwise.
+  stream: params.get("stream") || "",
   page: Math.max(0, Number(params.get("page") || 0) | 0),
 };
 searchInput.value = state.q;
@@ -49,6 +51,7 @@ function syncUrl() {
   if (state.q) query.set("q", state.q);
   if (state.sort !== "newest") query.set("sort", state.sort);
   if (state.archived) query.set("archived", "include");
+  if (state.stream) query.set("stream", state.stream);
   if (state.page) query.set("page", state.page);
   const text = query.toString();
   history.replaceState(null, "", text ? `/?${text}` : "/");
@@ -154,7 +157,7 @@ async function load() {
   try {
     list = await api("/v1/runs", { params: {
       dataset_id: state.dataset_id, model: state.model, q: state.q, archived: state.archived ? "include" : undefined,
-      sort: state.sort, limit: PAGE_SIZE, offset: state.page * PAGE_SIZE } });
+      stream: state.stream || undefined, sort: state.sort, limit: PAGE_SIZE, offset: state.page * PAGE_SIZE } });
   } catch (error) {
     clear(body, h("tr", {}, h("td", { colspan: 8, class: "error" }, errorText(error))));
     return;

@@ -16,6 +16,7 @@ from typing import Any
 
 import docker
 
+from sandbox import languages
 from sandbox.container import (
     SANDBOX_CPU_SHARES,
     ContainerBroken,
@@ -195,7 +196,7 @@ class Sandbox:
     def _container_for(self, job: Job) -> SandboxContainer:
         cfg = self.settings
         image = cfg.image
-        if job.native is not None and job.language != "python":  # Python's native jobs (/run_code) use its image
+        if languages.get(job.language).own_image:  # Python's jobs, /run_code's too, run in the sandbox image
             if cfg.images is None:
                 raise RuntimeError(f"no image for language {job.language!r}: the sandbox has no image resolver")
             image = cfg.images(job.language)

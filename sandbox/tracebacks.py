@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from sandbox import languages
+
 # Where passk's code lives in a sandbox image: /opt/passk/passk_runtime (Python), /opt/passk/javascript,
 # /opt/passk/ruby, /opt/passk/go, /opt/passk/rust, /opt/passk/cpp, /opt/passk-java, /opt/passk-ts.
 _RUNTIME_PATH = re.compile(r"/opt/passk(?:-[a-z]+)?/")
@@ -80,5 +82,6 @@ def strip_runtime_frames(text: str | None, language: str = "python") -> str | No
     if not text:
         return text
     lines = text.split("\n")
-    kept = _strip_python(lines) if language == "python" else _strip_lines(lines)
+    family = languages.get(language).family if language in languages.all_languages() else language
+    kept = _strip_python(lines) if family == "python" else _strip_lines(lines)
     return "\n".join(kept)

@@ -147,14 +147,27 @@ class Language:
     reference_commands: tuple[str, ...] = ()
     # The original harness's rule for a pass from those commands' run (see ReferencePass).
     reference_pass: ReferencePass = ReferencePass()
-    # Python only: judged by passk's Python judges (sandbox/runtime), not compiled/run by argv.
+    # Python and its variants: judged by passk's Python judges (sandbox/runtime), not compiled/run by argv.
     native: bool = True
+    # A variant of another language (`python-science` of `python`): that language's formats, judges and
+    # tracebacks, with this one's packages in an image of its own.
+    variant_of: str = ""
     notes: str = ""
     extra: dict = field(default_factory=dict)
 
     @property
     def compiled(self) -> bool:
         return self.compile is not None
+
+    @property
+    def own_image(self) -> bool:
+        """Runs in an image of its own; Python runs in the sandbox image itself."""
+        return self.native or bool(self.packages)
+
+    @property
+    def family(self) -> str:
+        """The language whose formats and judges this one uses: its own name, or the one it is a variant of."""
+        return self.variant_of or self.name
 
     def run_argv(self, memory_bytes: int, argv: tuple[str, ...] | None = None) -> tuple[str, ...]:
         """`argv` (default: `run`) with the runtime's heap flags for `memory_bytes` after its first word."""

@@ -110,10 +110,13 @@ def row_sources() -> tuple[tuple[RowTest, RowConvert], ...]:
 
 
 def allows_language(format_name: str, language: str) -> bool:
+    """Whether a dataset of this format may have this language (a variant, `python-science`, as its family)."""
     allowed = get(format_name).languages
+    if language not in languages.all_languages():
+        return allowed is None
     if allowed == NATIVE:
-        return language in languages.all_languages() and languages.get(language).native
-    return allowed is None or language in allowed
+        return languages.get(language).native
+    return allowed is None or languages.get(language).family in allowed
 
 
 def program_for(problem: Any, completion: str) -> Program:

@@ -36,12 +36,12 @@ class LanguageImages:
         start since that image is never built on demand."""
         self.sandbox_image_id = client.images.get(image).id
         for language in languages.all_languages().values():
-            if not language.native:
+            if not language.own_image:
                 self._record(language.name, image, toolchain_version(client, image, language.name))
 
     def key(self, language: str) -> tuple[str, str]:
         """(image id, toolchain version) of a language: part of the program and of its cache key."""
-        if not languages.get(language).native:  # the sandbox image itself
+        if not languages.get(language).own_image:  # the sandbox image itself
             return self.sandbox_image_id, ""
         _, image_id, version = self._image(language)
         return image_id, version

@@ -305,7 +305,8 @@ def claim_batch(
                 memory_bytes=memory_bytes,
                 attempts=row.attempts,
                 judged=program.judged,
-                language=program.language,
+                # A variant's programs (python-science) are its family's, run in the variant's image.
+                language=language if languages.get(language).family == program.language else program.language,
                 native=program.native is not None,
                 api_key_id=row.api_key_id,
                 cache_key=(

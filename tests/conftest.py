@@ -50,16 +50,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.browser)
         if "languages" in parts:
             item.add_marker(pytest.mark.toolchain)
-        item.add_marker(pytest.mark.xdist_group(_process_group(Path(str(item.path)))))
-
-
-def _process_group(path: Path) -> str:
-    """The tests that must share one test process under pytest-xdist (`--dist loadgroup`): a module's tests (its
-    module-scoped stacks), and every module of one language (tests/languages/test_<language>[_what].py), which
-    share that language's image and toolchain probe."""
-    if path.parent.name == "languages" and path.stem.startswith("test_"):
-        return "language-" + path.stem.removeprefix("test_").split("_", 1)[0]
-    return str(path)
 
 
 def _admin_conninfo(url: str) -> str:

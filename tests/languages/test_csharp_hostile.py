@@ -5,8 +5,8 @@
   written on the reply descriptor through libc, passk's own Server class replaced by one of the model's, every
   other process killed, children left behind), each around a wrong answer: none passes, none is `sandbox_error`,
   and each carries the flag its trick must raise.
-- The property: for every solved C# row, the right completion inside a harmless trick still passes, and a wrong one
-  inside a hostile wrapper fails.
+- The property: for every other solved C# row, the right completion inside a harmless trick still passes, and a
+  wrong one inside a hostile wrapper fails.
 """
 
 from __future__ import annotations
@@ -107,5 +107,7 @@ def test_attacks_around_a_wrong_answer_never_pass(csharp) -> None:  # type: igno
 
 @pytest.mark.slow
 def test_every_problem_keeps_its_verdict_inside_tricks(csharp) -> None:  # type: ignore[no-untyped-def]
-    solved = [name for name, variants in SOLUTIONS.items() if "unsolvable" not in variants]
+    # Every other solved problem: each trick on two problems, each hostile wrapper on one at least (the end-to-end and
+    # reference tests run every stored completion already).
+    solved = [name for name, variants in SOLUTIONS.items() if "unsolvable" not in variants][::2]
     assert_verdicts_survive_tricks(csharp, ROWS, SOLUTIONS, solved, TRICKS, HOSTILE)

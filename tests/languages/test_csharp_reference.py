@@ -22,9 +22,10 @@ SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "cs.json").read_text(
 DIFFERENCES = json.loads((DATA / "multipl_e_differences.json").read_text())["csharp"]
 # Attacks that stay inside the program's own process (the others kill every process of their uid, the reference
 # harness's too).
+# (The attacks on the reply descriptor find nothing there in one process: the hostile tests cover them.)
 IN_PROCESS = ("Debug's listeners cleared", "exit hooks", "Environment.Exit(0) in the call",
-              "Environment.Exit(0) before any call", "lines that look like a pass", "garbage on the reply descriptor",
-              "an extra answer with each call", "passk's server replaced by one that answers true")
+              "Environment.Exit(0) before any call", "lines that look like a pass",
+              "passk's server replaced by one that answers true")
 
 
 def programs() -> dict[str, tuple[str, str]]:

@@ -26,6 +26,8 @@ public static class Judge {
     const int SurplusWaitMs = 100;
     static Stream report, calls, replies;
     static bool flagged;
+    // One call at a time: tests that call the function from several threads wait for each other's answer.
+    static readonly object Gate = new object();
 
     [StructLayout(LayoutKind.Sequential)]
     struct PollFd {
@@ -92,6 +94,10 @@ public static class Judge {
     /// <summary>Calls the function to complete in the candidate's process. Returns only a well-formed answer of
     /// the stub's return type; ends the tests otherwise.</summary>
     public static T Call<T>(MethodBase stub, object[] args) {
+        lock (Gate) return Exchange<T>(stub, args);
+    }
+
+    static T Exchange<T>(MethodBase stub, object[] args) {
         Start();
         string name = stub.Name;
         Unasked(name + "()");

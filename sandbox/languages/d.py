@@ -1,4 +1,4 @@
-"""D: LDC 1.30 from Debian bookworm (`ldc`, the LLVM D compiler on DMD 2.100's front end), with gcc to link.
+"""D: LDC 1.30 from Debian bookworm (`ldc`, the LLVM D compiler on DMD 2.100's front end), with gcc and libc6-dev to link.
 
 LDC rather than GDC: MultiPL-E runs D with `rdmd -unittest -main` (DMD's driver), and LDC's `ldmd2` takes the
 same flags, with the same front end; LDC also compiles a MultiPL-E program in about half a second.
@@ -111,13 +111,18 @@ _COMPILE = ("ldc2", f"-I{RUNTIME_DIR}")
 LANGUAGE = Language(
     name="d",
     title="D",
-    packages=("ldc", "gcc"),
+    packages=("ldc", "gcc", "libc6-dev"),
     image_setup=(
         f"mkdir -p {RUNTIME_DIR}/passk && cp " + " ".join(f"/passk-context/d/{name}" for name in RUNTIME_FILES)
         + f" {RUNTIME_DIR}/passk/",
         f"cd {RUNTIME_DIR} && ldc2 -lib -od=/tmp -of={LIBRARY} " + " ".join(f"passk/{n}" for n in RUNTIME_FILES),
         "chmod -R a+rX /opt/passk",
-        "rm -rf /usr/share/doc/* /usr/share/man/*",
+        # What linking D programs never uses: gcc's C compilers (ldc2 calls gcc to link only), its LTO tools and
+        # sanitizer runtimes, Phobos' debug builds, manuals.
+        "rm -rf /usr/lib/gcc/*/12/cc1 /usr/lib/gcc/*/12/lto1 /usr/bin/*-lto-dump-12 /usr/lib/gcc/*/12/lib*san*"
+        " /usr/lib/*/lib*san.so* /usr/lib/*/lib*-ldc-debug* /usr/share/doc/* /usr/share/man/*",
+        # A program links and runs.
+        "cd /tmp && printf 'import std.stdio; void main() { writeln(1); }' > t.d && ldc2 -of=t t.d && ./t && rm t*",
     ),
     context_files=tuple((f"sandbox/languages/d/passk/{name}", f"d/{name}") for name in RUNTIME_FILES),
     source_file="main.d",

@@ -133,6 +133,8 @@ LANGUAGE = Language(
     judge_run=("./judge",),
     run=("./main",),
     version=("ldc2", "--version"),
+    # Phobos' templates (std.regex, std.algorithm) take seconds of CPU to compile.
+    compile_time_limit_s=30.0,
     compile_memory_bytes=1024 * MB,
     stderr_verdicts=STDERR_VERDICTS,
     aliases=("dlang", "ldc"),

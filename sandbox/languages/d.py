@@ -128,6 +128,8 @@ LANGUAGE = Language(
     source_file="main.d",
     programs=programs,
     compile=("ldc2", "-of=main", "main.d"),
+    # SandboxFusion's D_ut: `dmd <file> -unittest`, then the program (its unittest blocks, else its main).
+    run_code_compile=("ldc2", "-unittest", "-of=main", "main.d"),
     candidate_compile=(*_COMPILE, "-of=main", "main.d", "passk_main.d", LIBRARY),
     judge_compile=(*_COMPILE, "-unittest", "-of=judge", "judge.d", LIBRARY),
     judge_run=("./judge",),

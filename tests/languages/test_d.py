@@ -1,7 +1,7 @@
 """D end to end: MultiPL-E's D rows with right and wrong completions, broken variants (an exception, an infinite
 loop, a memory hog, a crash, an early exit, a compile error) and a stdio problem, through the API over HTTP, a worker
 process and the D sandbox image (built on demand); /run_code under SandboxFusion's name `D_ut` (a right, a wrong, a
-looping, a failing-to-compile, a throwing and a stdin program); and the split of every stored MultiPL-E D row into a
+looping, a failing-to-compile, a throwing and a stdin program, unittest blocks that pass and fail); and the split of every stored MultiPL-E D row into a
 judge and a candidate (no container)."""
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ RUN_CODE = {
     "loop": ("void main() { long i = 0; while (true) { i++; } }", ""),
     "compile error": ("void main() { int x = ; }", ""),
     "runtime error": ("void main() { throw new Exception(\"boom\"); }", ""),
+    "unittest passes": ("unittest\n{\n    assert(0 == 0);\n}\nvoid main(){}", ""),
+    "unittest fails": ("unittest\n{\n    assert(0 == 1);\n}\nvoid main(){}", ""),
     "stdin": ("import std.stdio, std.algorithm, std.array, std.conv;\n"
               "void main() { writeln(stdin.byLine.map!(l => l.split.map!(to!long).sum).sum); }", "1 2 3\n4\n"),
 }
@@ -138,3 +140,8 @@ def test_d_end_to_end(stack: Stack) -> None:
     assert codes["runtime error"]["status"] == "Failed" and codes["runtime error"]["run_result"]["return_code"] != 0
     assert "object.Exception@main.d(1): boom" in codes["runtime error"]["run_result"]["stderr"]
     assert codes["stdin"]["status"] == "Success" and codes["stdin"]["run_result"]["stdout"] == "10\n"
+    # D_ut builds with -unittest: the unittest blocks run in place of main, as under SandboxFusion's dmd.
+    assert codes["unittest passes"]["status"] == "Success", codes["unittest passes"]
+    assert codes["unittest passes"]["run_result"]["stdout"] == "1 modules passed unittests\n"
+    assert codes["unittest fails"]["status"] == "Failed" and codes["unittest fails"]["run_result"]["status"] == "Finished"
+    assert codes["unittest fails"]["run_result"]["return_code"] == 1

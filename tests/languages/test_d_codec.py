@@ -110,7 +110,7 @@ void main() {
         ubyte[] data;
         const text = parts.length > 1 ? parts[1] : "";
         for (size_t i = 0; i + 1 < text.length; i += 2) data ~= text[i .. i + 2].to!ubyte(16);
-        switch (index) {
+        dispatch: switch (index) {
             static foreach (k, T; Types) {
                 case k:
                     try {
@@ -121,7 +121,7 @@ void main() {
                     } catch (Malformed) {
                         writeln("malformed");
                     }
-                    break;
+                    break dispatch;
             }
             default:
                 assert(0);

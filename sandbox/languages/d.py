@@ -81,10 +81,14 @@ def _parameters_start(signature: str) -> int | None:
 def programs(source: TestSource) -> Programs:
     e = entry(source.prompt)
     before = source.prompt[:e.start]
+    # MultiPL-E's translator writes some prompts that use Nullable without importing std.typecons (HumanEval_95): no
+    # program of theirs compiles, under MultiPL-E either. The judge imports it, so that its tests build and the
+    # candidate's compile (the prompt as written) decides: a compile_error, as under MultiPL-E, not passk's failure.
+    typecons = "" if "std.typecons" in before else "import std.typecons;\n"
     names = "".join(", " + name for name, _ in e.params)
     types = ", ".join(kind for _, kind in e.params)
     judge = (
-        before + e.signature + " {\n"
+        before + typecons + e.signature + " {\n"
         + "    import passk.judge : passkCall = call;\n"
         + f'    return passkCall!(typeof(return))("{e.name}"{names});\n}}\n'
         + f'#line 1 "{TESTS_FILE}"\n' + source.tests + "\n"

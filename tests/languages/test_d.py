@@ -34,6 +34,9 @@ def completions() -> dict[str, dict[str, tuple[str, str]]]:
         "HumanEval_23_strlen crash": ("{\n    int* p = null;\n    return *p;\n}\n", "crashed"),
         "HumanEval_23_strlen index error": ("{\n    long[] none;\n    return none[5];\n}\n", "error"),
     })
+    # Its prompt uses Nullable without importing std.typecons: no program compiles, under MultiPL-E either.
+    found["HumanEval_95_check_dict_case"] = {
+        "HumanEval_95_check_dict_case without its import": ("{\n    return false;\n}\n", "compile_error")}
     return found
 
 
@@ -67,7 +70,10 @@ def test_every_row_splits_into_a_judge_and_a_candidate() -> None:
         assert judge.endswith('#line 1 "tests"\n' + row["tests"] + "\n") and completion not in judge
         name = row["name"].split("_", 2)[2]
         signature = row["prompt"].rstrip().splitlines()[-1].strip()
-        assert judge.startswith(row["prompt"][:row["prompt"].rindex(signature)] + signature + " {\n")
+        before = row["prompt"][:row["prompt"].rindex(signature)]
+        # A prompt that uses Nullable without importing std.typecons: the judge imports it (the candidate does not).
+        imports = "" if "std.typecons" in before else "import std.typecons;\n"
+        assert judge.startswith(before + imports + signature + " {\n")
         assert f'passkCall!(typeof(return))("{name}"' in judge
         server = programs.candidate["passk_main.d"]
         assert f"&passkCandidate.{name};" in server and "unittest" not in server

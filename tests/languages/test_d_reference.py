@@ -32,6 +32,7 @@ def programs() -> dict[str, tuple[str, str]]:
              for kind, text in variants.items() if isinstance(text, str)}
     found["HumanEval_23_strlen crashes"] = ("HumanEval_23_strlen", "{\n    int* p = null;\n    return *p;\n}\n")
     found["HumanEval_23_strlen compile error"] = ("HumanEval_23_strlen", "{\n    return string.lenght;\n}\n")
+    found["HumanEval_95_check_dict_case without its import"] = ("HumanEval_95_check_dict_case", "{\n    return false;\n}\n")
     for attack in IN_PROCESS:
         found[f"HumanEval_23_strlen {attack}"] = ("HumanEval_23_strlen", ATTACKS[attack][0])
     return found

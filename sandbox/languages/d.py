@@ -1,4 +1,4 @@
-"""D: LDC 1.30 from Debian bookworm (`ldc`, the LLVM D compiler on DMD 2.100's front end), with gcc and libc6-dev to link.
+"""D: LDC 1.30 from Debian bookworm (`ldc`, the LLVM D compiler on DMD 2.100's front end), gcc and libc6-dev to link.
 
 LDC rather than GDC: MultiPL-E runs D with `rdmd -unittest -main` (DMD's driver), and LDC's `ldmd2` takes the
 same flags, with the same front end; LDC also compiles a MultiPL-E program in about half a second.

@@ -1,8 +1,8 @@
 """D end to end: MultiPL-E's D rows with right and wrong completions, broken variants (an exception, an infinite
 loop, a memory hog, a crash, an early exit, a compile error) and a stdio problem, through the API over HTTP, a worker
 process and the D sandbox image (built on demand); /run_code under SandboxFusion's name `D_ut` (a right, a wrong, a
-looping, a failing-to-compile, a throwing and a stdin program, unittest blocks that pass and fail); and the split of every stored MultiPL-E D row into a
-judge and a candidate (no container)."""
+looping, a failing-to-compile, a throwing and a stdin program, unittest blocks that pass and fail); and the split of
+every stored MultiPL-E D row into a judge and a candidate (no container)."""
 
 from __future__ import annotations
 

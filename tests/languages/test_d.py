@@ -102,7 +102,7 @@ def test_entry_reads_the_signature() -> None:
 def test_reference_rule() -> None:
     language = get("d")
     assert resolve("dlang") is language and language.run_code_names == ("D_ut",)
-    assert language.reference_commands == ("ldmd2 -unittest -main -run main.d",)
+    assert language.reference_commands == ("ldmd2 -unittest -main -of=main.bin main.d", "./main.bin")
     assert language.reference_pass == ReferencePass(timeout_s=15.0)
     assert language.reference_pass.passes(0, "1 modules passed unittests", "")
     assert not language.reference_pass.passes(1, "", "core.exception.AssertError@main.d(20): unittest failure")
@@ -148,6 +148,6 @@ def test_d_end_to_end(stack: Stack) -> None:
     assert codes["stdin"]["status"] == "Success" and codes["stdin"]["run_result"]["stdout"] == "10\n"
     # D_ut builds with -unittest: the unittest blocks run in place of main, as under SandboxFusion's dmd.
     assert codes["unittest passes"]["status"] == "Success", codes["unittest passes"]
-    assert codes["unittest passes"]["run_result"]["stdout"] == "1 modules passed unittests\n"
+    assert codes["unittest passes"]["run_result"]["stderr"] == "1 modules passed unittests\n"
     assert codes["unittest fails"]["status"] == "Failed" and codes["unittest fails"]["run_result"]["status"] == "Finished"
     assert codes["unittest fails"]["run_result"]["return_code"] == 1

@@ -1,7 +1,8 @@
 """D against MultiPL-E's own evaluation (evaluation/src/eval_dlang.py: `rdmd -unittest -main <file>`, 15 s, exit
-status 0 passes; Debian has no rdmd, so LDC's DMD-compatible `ldmd2 -unittest -main -run`), run in the same D image
-on the same programs: every completion of tests/data/multipl-e/solutions/d.json (right, wrong, throwing, looping,
-exiting early), a crash, a compile error, and the forged-pass attacks that do not reach outside the one process.
+status 0 passes; Debian has no rdmd, so LDC's DMD-compatible `ldmd2 -unittest -main`, then the program), run in the
+same D image on the same programs: every completion of tests/data/multipl-e/solutions/d.json (right, wrong, throwing,
+looping, exiting early), a crash, compile errors, and the forged-pass attacks that do not reach outside the one
+process.
 passk and MultiPL-E agree on every program but those listed in tests/data/multipl_e_differences.json, each with its
 reason (all of them passes MultiPL-E gives to programs whose tests did not all run and pass)."""
 

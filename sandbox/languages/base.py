@@ -90,6 +90,9 @@ class Language:
     # argv run in the scratch directory to build the program, or None (interpreted). Part of the
     # compile-cache key, with the source bytes and the toolchain version.
     compile: tuple[str, ...] | None = None
+    # POST /run_code's build, where it differs from `compile`: SandboxFusion's `D_ut` builds with -unittest, so a
+    # program's unittest blocks run (in place of its main) there, while a stdio solution's main always runs.
+    run_code_compile: tuple[str, ...] | None = None
     # Precompiled headers (sandbox/runtime/builds.py): which of a source's lines (indices) form its header,
     # and the argv that precompiles `passk_pch.h` into `passk_pch.h.gch` with the compile's own flags.
     header_lines: Callable[[str], list[int]] | None = None

@@ -1,0 +1,129 @@
+"""Scala end to end: MultiPL-E's Scala rows with right and wrong completions, broken variants (an exception, an
+infinite loop, a memory hog, an early exit, a compile error) and a stdio problem, through the API over HTTP, a worker
+process and the Scala sandbox image (built on demand); /run_code under SandboxFusion's name `scala` (a right, a wrong,
+a looping, a failing-to-compile, a throwing and a stdin program); and the split of every stored MultiPL-E Scala row
+into a judge and a candidate (no container)."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from sandbox.languages import get, scala, split
+from sandbox.languages.base import ReferencePass
+from tests.e2e.conftest import Stack
+from tests.languages import endtoend
+from tests.languages.conftest import DATA, multipl_e_rows
+
+SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "scala.json").read_text())
+# The verdict of each kind of completion in tests/data/multipl-e/solutions/scala.json.
+VERDICTS = {"correct": "passed", "wrong": "failed", "throws": "error", "loops": "timeout", "exits": "failed"}
+
+
+def completions() -> dict[str, dict[str, tuple[str, str]]]:
+    """problem -> label -> (completion, verdict): every problem's right and wrong completions, the other kinds on
+    one problem, and more broken ones."""
+    found = {problem: {f"{problem} {kind}": (text, VERDICTS[kind]) for kind, text in variants.items()
+                       if isinstance(text, str) and (kind in ("correct", "wrong") or problem == "HumanEval_23_strlen")}
+             for problem, variants in SOLUTIONS.items()}
+    found["HumanEval_23_strlen"].update({
+        "HumanEval_23_strlen compile error": ("        string.lenght.toLong\n", "compile_error"),
+        "HumanEval_23_strlen memory": (
+            "        val all = new java.util.ArrayList[Array[Long]]()\n"
+            "        while (true) all.add(new Array[Long](1 << 20))\n        0L\n", "memory"),
+    })
+    return found
+
+
+STDIO_SOLUTION = (
+    "object Main {\n  def main(args: Array[String]): Unit = {\n"
+    "    for (line <- scala.io.Source.stdin.getLines()) {\n      val v = line.trim.split(\" \").map(_.toLong)\n"
+    "      println(v(0) + v(1))\n    }\n  }\n}\n"
+)
+RUN_CODE = {
+    "correct": ("object Main extends App {\n  println(2 * scala.io.StdIn.readLine().trim.toLong)\n}\n", "21\n"),
+    "wrong": ("object Main extends App {\n  println(scala.io.StdIn.readLine().trim.toLong + 1)\n}\n", "21\n"),
+    "loop": ("object Main extends App {\n  var i = 0L\n  while (true) { i += 1 }\n}\n", ""),
+    "compile error": ("object Main extends App {\n  val x: Int = \n}\n", ""),
+    "runtime error": ("object Main extends App {\n  throw new RuntimeException(\"boom\")\n}\n", ""),
+    "stdin": ("object Main extends App {\n  println(scala.io.Source.stdin.getLines().flatMap(_.trim.split(\" \"))"
+              ".filter(_.nonEmpty).map(_.toLong).sum)\n}\n", "1 2 3\n4\n"),
+}
+
+
+def test_every_row_splits_into_a_judge_and_a_candidate() -> None:
+    rows = multipl_e_rows("scala")
+    assert len(rows) == 25 and set(SOLUTIONS) <= {row["name"] for row in rows} and len(SOLUTIONS) >= 10
+    for row in rows:
+        completion = SOLUTIONS.get(row["name"], {}).get("correct", "        ???\n")
+        programs = scala.programs(split.TestSource("multipl-e", row["prompt"], row["tests"], completion))
+        # The candidate is the original program up to its tests; the tests are the judge's alone.
+        assert programs.candidate["Main.scala"] == row["prompt"] + completion + "\n}}"
+        judge = programs.judge["Main.scala"]
+        assert completion not in judge and "passk.Judge.pass()" in judge
+        signature = row["prompt"].rstrip().splitlines()[-1].strip()
+        before = row["prompt"][:row["prompt"].rindex(signature)]
+        assert judge.startswith(before + "\n    " + signature[:-1].rstrip() + " {\n")
+        assert "passk.Server.serve(Class.forName(\"PasskMain\")" in programs.candidate["PasskMain.scala"]
+
+
+def test_types() -> None:
+    cases = {
+        "List[List[Long]]": "java.util.ArrayList[java.util.ArrayList[java.lang.Long]]",
+        "Tuple2[Option[Long], Option[Long]]": "org.javatuples.Pair[java.util.Optional[java.lang.Long], "
+                                              "java.util.Optional[java.lang.Long]]",
+        "(Long, String)": "org.javatuples.Pair[java.lang.Long, java.lang.String]",
+        "Map[String,Long]": "java.util.LinkedHashMap[java.lang.String, java.lang.Long]",
+        "List[Any]": "java.util.ArrayList[java.lang.Object]",
+        "Float": "java.lang.Float",
+    }
+    for text, java in cases.items():
+        assert scala.java_type(scala.parse_type(text)) == java
+    for bad in ("Array[Long]", "List[Long, Long]", "Either[Long, String]", "List[", "Tuple2[Long]"):
+        with pytest.raises(split.SplitError):
+            scala.parse_type(bad)
+
+
+def test_reference_rule() -> None:
+    language = get("scala")
+    assert language.run_code_names == ("scala",)
+    assert language.reference_commands == ("scalac Main.scala", "scala -cp . Problem")
+    assert language.reference_pass == ReferencePass(quiet_stderr=True)
+    assert not language.reference_pass.passes(0, "", "warning")
+
+
+@pytest.mark.slow
+def test_scala_end_to_end(stack: Stack) -> None:
+    multipl_e = endtoend.multipl_e_case("scala", completions())
+    client = stack.client(timeout=300)
+
+    def run_code(case: str) -> dict:
+        code, stdin = RUN_CODE[case]
+        response = client.post("/run_code", json={"code": code, "language": "scala", "stdin": stdin,
+                                                  "compile_timeout": 60, "run_timeout": 10 if case != "loop" else 1})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    with ThreadPoolExecutor(2) as pool:
+        ran = pool.submit(lambda: dict(zip(RUN_CODE, map(run_code, RUN_CODE), strict=True)))
+        results = endtoend.check_language(stack, "scala", {
+            "multipl-e-scala": multipl_e,
+            "stdio-scala": endtoend.stdio_case("scala", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("v(0) + v", "v(0) - v"),
+                                               compile_error=STDIO_SOLUTION.replace("println", "printn"),
+                                               time_limit_s=5.0),
+        })
+        codes = ran.result()
+    assert "AssertionError" in results["HumanEval_23_strlen wrong"]["detail"]
+    assert "boom" in results["HumanEval_23_strlen throws"]["detail"]
+    exits = results["HumanEval_23_strlen exits"]
+    assert "ended_early" in exits["flags"]
+    endtoend.assert_toolchain(stack, "scala", "multipl-e-scala", "Scala code runner version 2.11")
+    assert codes["correct"]["status"] == "Success" and codes["correct"]["run_result"]["stdout"] == "42\n", codes
+    assert codes["wrong"]["status"] == "Success" and codes["wrong"]["run_result"]["stdout"] == "22\n"
+    assert codes["loop"]["status"] == "Failed" and codes["loop"]["run_result"]["status"] == "TimeLimitExceeded"
+    assert codes["compile error"]["status"] == "Failed" and codes["compile error"]["run_result"] is None
+    assert codes["runtime error"]["status"] == "Failed" and codes["runtime error"]["run_result"]["return_code"] != 0
+    assert "boom" in codes["runtime error"]["run_result"]["stderr"]
+    assert codes["stdin"]["status"] == "Success" and codes["stdin"]["run_result"]["stdout"] == "10\n"

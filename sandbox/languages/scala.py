@@ -298,11 +298,12 @@ def programs(source: TestSource) -> Programs:
                     judge={"Main.scala": judge})
 
 
-_MAIN_OBJECT = re.compile(r"\bobject\s+([A-Za-z_]\w*)[^{]*\{(?:(?!\bobject\s).)*?\bdef\s+main\s*\(", re.S)
+_MAIN_OBJECT = re.compile(r"\bobject\s+([A-Za-z_]\w*)(?:\s+extends\s+App\b|[^{]*\{(?:(?!\bobject\s).)*?\bdef\s+main\s*\()",
+                          re.S)
 
 
 def stdio_program(source: str) -> str:
-    """A stdin/stdout solution: its object with a `main` runs through the entry object."""
+    """A stdin/stdout solution: its object with a `main` (or that `extends App`) runs through the entry object."""
     found = _MAIN_OBJECT.findall(splitting.blank(source, SYNTAX))
     target = found[-1] if found else "Main"
     return (source + f"\n\nobject {ENTRY_CLASS} {{\n  def main(args: Array[String]): Unit = {target}.main(args)\n}}\n")

@@ -124,6 +124,8 @@ LANGUAGE = Language(
     **own_heap(_heap_cap),
     stderr_verdicts=STDERR_VERDICTS,
     aliases=("ex", "exs"),
+    # SandboxFusion has no Elixir: /run_code takes the language's own name.
+    run_code_names=("elixir",),
     # MultiPL-E's evaluation/src/eval_elixir.py: `elixir <file>` with a 5 s timeout; exit status 0 passes.
     reference_commands=("elixir main.exs",),
     reference_pass=ReferencePass(timeout_s=5.0),

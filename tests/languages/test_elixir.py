@@ -73,7 +73,7 @@ def test_reference_rule() -> None:
     cap = ("--erl", f"+hmax {(256 << 20) // 8}")
     assert language.candidate_argv(256 << 20) == ("elixir", *cap, "-pa", "/opt/passk/elixir/ebin", "main.exs")
     assert language.run_argv(256 << 20) == ("elixir", *cap, "main.exs") and not language.limit_address_space
-    assert elixir.LANGUAGE.aliases == ("ex", "exs")
+    assert elixir.LANGUAGE.aliases == ("ex", "exs") and language.run_code_names == ("elixir",)
 
 
 @pytest.mark.slow

@@ -93,3 +93,6 @@ def test_elixir_end_to_end(stack: Stack) -> None:
     assert "before its tests finished" in exits["detail"] and "ended_early" in exits["flags"]
     assert "SyntaxError" in results["HumanEval_23_strlen syntax_error"]["detail"]
     endtoend.assert_toolchain(stack, "elixir", "multipl-e-elixir", "Elixir 1.14")
+    endtoend.check_run_code(stack, "elixir", prints="IO.puts(123)\n", raises="raise \"boom\"\n",
+                            loops="Stream.repeatedly(fn -> 1 end) |> Stream.run()\n", broken="IO.puts(1 +\n",
+                            echoes="IO.puts(String.to_integer(String.trim(IO.gets(\"\"))))\n")

@@ -90,7 +90,7 @@ LANGUAGE = Language(
     judge_run=("racket", f"{RUNTIME_DIR}/judge.rkt"),
     # The judge holds rackunit and `#lang racket`'s expander on top of Racket's own.
     judge_memory_bytes=96 * MB,
-    version=("racket", "-I", "racket/base", "-e", '(display (string-append "Racket " (version) " (" (symbol->string (system-type (quote vm))) ")"))'),
+    version=("racket", "-I", "racket/base", "-e", '(displayln (string-append "Racket " (version) " (" (symbol->string (system-type (quote vm))) ")"))'),
     stderr_verdicts=STDERR_VERDICTS,
     aliases=("rkt",),
     run_code_names=("racket",),

@@ -88,7 +88,7 @@ def test_racket_end_to_end(stack: Stack) -> None:
             ("stdio exception", "#lang racket/base\n(error 'boom \"no\")\n", "error"),
         )),
     })
-    assert "FAILURE" in results["HumanEval_23_strlen wrong"]["detail"]
+    assert "FAILURE name: 'check-within, actual: 1, expected: 0" in results["HumanEval_23_strlen wrong"]["detail"]
     assert "exn:fail: strlen: boom" in results["HumanEval_23_strlen throws"]["detail"]
     exits = results["HumanEval_23_strlen exits"]
     assert "before its tests finished" in exits["detail"] and "ended_early" in exits["flags"]

@@ -13,6 +13,11 @@
 (define failed? #f)
 (define report-check (current-check-handler))
 
+;; A check's value as rackunit shows it (it wraps actual and expected in a transparent `pretty-info`).
+(define (shown value)
+  (define fields (and (struct? value) (struct->vector value)))
+  (if (and fields (eq? (vector-ref fields 0) 'struct:pretty-info)) (vector-ref fields 1) value))
+
 ;; The first failed check's line, first on stderr (PID 1 takes its detail from it): `FAILURE name: ..., actual: ...,
 ;; expected: ...` for a check that failed, `ERROR <message>` for one that raised; rackunit's own report follows.
 (define (note-check e)
@@ -23,7 +28,7 @@
                  (string-append "FAILURE "
                                 (string-join (for/list ([info (in-list (exn:test:check-stack e))]
                                                         #:when (memq (check-info-name info) '(name actual expected)))
-                                               (format "~a: ~e" (check-info-name info) (check-info-value info)))
+                                               (format "~a: ~e" (check-info-name info) (shown (check-info-value info))))
                                              ", "))
                  (format "ERROR ~a" (if (exn? e) (exn-message e) (format "~e" e))))))
   (report-check e))

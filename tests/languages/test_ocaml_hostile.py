@@ -24,9 +24,8 @@ from tests.languages.test_javascript_hostile import PTRACE
 
 ROWS = {row["name"]: row for row in multipl_e_rows("ml")}
 SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "ml.json").read_text())
-# Problems the attacks run on (each returns an int, so one wrong answer fits them all): a string, a list, two
-# arguments.
-ATTACKED = ("HumanEval_23_strlen", "HumanEval_85_add", "HumanEval_53_add")
+# Problems the attacks run on (each returns an int, so one wrong answer fits them all): a string, two arguments.
+ATTACKED = ("HumanEval_23_strlen", "HumanEval_53_add")
 # Every attacked problem's tests fail this answer.
 WRONG = " -7\n"
 # A framed answer `R l 7`, as the candidate's server would write it.
@@ -101,7 +100,7 @@ def ocaml(docker_client) -> Iterator[tuple]:  # type: ignore[no-untyped-def]
 def test_attacks_around_a_wrong_answer_never_pass(ocaml) -> None:  # type: ignore[no-untyped-def]
     by_label = attack(ocaml, ROWS, ATTACKED, ATTACKS)
     # `=` redefined in the model's program: the tests' `=` is OCaml's own.
-    equal = by_label["HumanEval_85_add equality redefined"]
+    equal = by_label["HumanEval_53_add equality redefined"]
     assert equal.verdict is Verdict.FAILED and "Assert_failure" in (equal.detail or ""), equal
     raised = by_label["HumanEval_23_strlen an exception that says PASS"]
     assert raised.verdict is Verdict.ERROR and "raised Failure: PASS" in (raised.detail or ""), raised

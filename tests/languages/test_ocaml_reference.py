@@ -32,8 +32,7 @@ def programs() -> dict[str, tuple[str, str]]:
              for kind, text in variants.items() if kind in KINDS}
     found["HumanEval_23_strlen crashes"] = ("HumanEval_23_strlen", ' ignore (Sys.command "kill -SEGV $PPID"); 0\n')
     for attack in IN_PROCESS:
-        for problem in ("HumanEval_23_strlen", "HumanEval_85_add"):
-            found[f"{problem} {attack}"] = (problem, ATTACKS[attack][0])
+        found[f"HumanEval_85_add {attack}"] = ("HumanEval_85_add", ATTACKS[attack][0])
     return found
 
 

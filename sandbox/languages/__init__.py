@@ -14,7 +14,7 @@ from sandbox.languages.base import Language
 __all__ = ["DEFAULT", "MODULES", "Language", "all_languages", "get", "resolve"]
 
 # Module names under sandbox/languages/, in the order they are listed.
-MODULES = ("python", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby", "lua", "php", "perl", "bash", "r", "ocaml")
+MODULES = ("python", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby", "lua", "php", "perl", "bash", "r", "ocaml", "haskell")
 # The language of a dataset that names none.
 DEFAULT = "python"
 

@@ -37,7 +37,8 @@ FLAGS = {
 KINDS = ("PASS", "FAILED", "ERROR", "MEMORY", "EXITED", "KILLED", "ENDED", "RAISED", "BROKEN", "SETUP")
 FLAG = b"FLAG "
 # Out-of-memory errors, by the class a judge reports a candidate raising (RAISED `<class>: <message>`).
-MEMORY_CLASSES = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "OutOfMemoryError", "Out_of_memory")
+MEMORY_CLASSES = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "OutOfMemoryError", "Out_of_memory",
+                  "HeapOverflow")
 # Assertion errors: a candidate's own failed assertion fails the sample, as it does in one process.
 ASSERTION_CLASSES = ("AssertionError", "java.lang.AssertionError", "Assert_failure")
 

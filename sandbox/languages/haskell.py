@@ -93,9 +93,8 @@ _JUDGE_START = "import qualified PasskWire\n"
 _JUDGE_END = "\n\npasskMain :: IO ()\npasskMain = main >> PasskWire.pass\n"
 
 
-def judge_program(head: str, tests: str) -> tuple[str, str]:
+def judge_program(head: str, tests: str, e: Entry, count: int) -> tuple[str, str]:
     """(Main.hs of the judge, problem.lines: the lines of it that are the problem's own, "first last" a line)."""
-    e, count = entry(head)
     before = head[:e.start]
     params = "".join(f" passk{index}" for index in range(count))
     args = ", ".join(f"PasskWire.arg passk{index}" for index in range(count))
@@ -109,6 +108,7 @@ def judge_program(head: str, tests: str) -> tuple[str, str]:
 
 
 def server_program(e: Entry, count: int) -> str:
+    """passk's server for the candidate's `Candidate.<function>` (Main.hs)."""
     return (
         "-- passk's server for this program (sandbox/languages/haskell.py): it answers the tests' calls.\n"
         "import qualified Candidate\nimport qualified PasskWire\n\nmain :: IO ()\n"
@@ -121,7 +121,7 @@ def programs(source: TestSource) -> Programs:
     if source.format != "multipl-e":
         raise SplitError(f"Haskell runs MultiPL-E's self-checking problems, not {source.format}'s")
     e, count = entry(source.prompt)
-    judge, lines = judge_program(source.prompt, source.tests)
+    judge, lines = judge_program(source.prompt, source.tests, e, count)
     return Programs(candidate={"Candidate.hs": "module Candidate where\n" + source.prompt + source.completion + "\n",
                                "Main.hs": server_program(e, count)},
                     judge={"Main.hs": judge, "problem.lines": lines})

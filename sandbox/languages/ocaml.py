@@ -206,9 +206,8 @@ _JUDGE_START = "let () = Passk_wire.Judge.start ()\n"
 _JUDGE_END = "\nlet () = Passk_wire.Judge.pass ()\n"
 
 
-def judge_program(head: str, tests: str) -> tuple[str, str]:
+def judge_program(head: str, tests: str, e: Entry, types: tuple[Type, ...], returns: Type) -> tuple[str, str]:
     """(judge.ml, problem.lines: the lines of judge.ml that are the problem's own, "first last" a line)."""
-    e, types, returns = entry(head)
     before = head[:e.start]
     names = [f"passk_{index}" if name != "()" else "()" for index, (name, _) in enumerate(e.params)]
     signature = f"let {e.name} " + " ".join(
@@ -247,7 +246,7 @@ def programs(source: TestSource) -> Programs:
         raise SplitError(f"OCaml runs MultiPL-E's self-checking problems, not {source.format}'s")
     head = source.prompt
     e, types, returns = entry(head)
-    judge, lines = judge_program(head, source.tests)
+    judge, lines = judge_program(head, source.tests, e, types, returns)
     return Programs(candidate={"main.ml": head + source.completion + "\n",
                                "passk_server.ml": server_program(e, types, returns)},
                     judge={"judge.ml": judge, "problem.lines": lines})

@@ -1,9 +1,9 @@
 """Haskell against MultiPL-E's own evaluation (evaluation/src/eval_hs.py: `runghc <file>` under safe_subprocess's
 15 s; exit status 0 passes), run in the same Haskell image on the same programs: completions of
 tests/data/multipl-e/solutions/hs.json (right ones of problems of several types; for two problems also the wrong,
-raising, looping, memory-hungry and unparsable ones), a crash, and the forged-pass attacks that stay inside the one process. passk and
-MultiPL-E agree on every program but those listed in tests/data/multipl_e_differences.json, each with its reason (all
-of them forged passes MultiPL-E accepts)."""
+raising, looping, memory-hungry and unparsable ones), a crash, and the forged-pass attacks that stay inside the one
+process. passk and MultiPL-E agree on every program but those listed in tests/data/multipl_e_differences.json, each
+with its reason (all of them forged passes MultiPL-E accepts)."""
 
 from __future__ import annotations
 

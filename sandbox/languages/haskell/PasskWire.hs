@@ -258,8 +258,8 @@ decodeValue raw = fst <$> runParser (decode <* finished) raw
 
 -- ------------------------------------------------------------------ framing
 
-handleOf :: Int -> IOMode -> Handle
-handleOf n _ = unsafePerformIO $ do
+handleOf :: Int -> Handle
+handleOf n = unsafePerformIO $ do
   h <- fdToHandle (Fd (fromIntegral n))
   hSetBinaryMode h True
   hSetBuffering h NoBuffering
@@ -298,11 +298,11 @@ dataWaiting h ms = do
 -- ------------------------------------------------------------------ the judge's side
 
 reportH, callsH, repliesH :: Handle
-reportH = handleOf 3 WriteMode
+reportH = handleOf 3
 {-# NOINLINE reportH #-}
-callsH = handleOf 4 WriteMode
+callsH = handleOf 4
 {-# NOINLINE callsH #-}
-repliesH = handleOf 5 ReadMode
+repliesH = handleOf 5
 {-# NOINLINE repliesH #-}
 
 -- How long failing tests wait for the candidate to end once its calls are closed (milliseconds).
@@ -443,8 +443,8 @@ handler arity f = do
 serve :: [(String, Parser (IO B.ByteString))] -> IO ()
 serve callables = loop
   where
-    callsIn = handleOf 3 ReadMode
-    repliesOut = handleOf 4 WriteMode
+    callsIn = handleOf 3
+    repliesOut = handleOf 4
     loop = do
       message <- try (receive callsIn)
       case message of

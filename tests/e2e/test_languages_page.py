@@ -55,6 +55,8 @@ def test_languages_page_side_by_side(stack: Stack, browser: Browser, client: htt
     login(page, stack.api_key)
     # Reached from the runs list: tick the two runs, then "Compare languages".
     page.fill("#filter-search", MODEL)
+    # The list redraws once the search applies: tick the rows of the searched list, not those before it.
+    expect(page.locator("#runs-body tr[data-run-id]")).to_have_count(2, timeout=30_000)
     for run in (cpp, java):
         page.locator(f"tr[data-run-id='{run['id']}'] input[type=checkbox]").check()
     page.click("#compare-languages")

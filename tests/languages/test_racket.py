@@ -13,19 +13,12 @@ from sandbox.languages import get, racket, split
 from sandbox.languages.base import ReferencePass
 from tests.e2e.conftest import Stack
 from tests.languages import endtoend
-from tests.languages.conftest import DATA, multipl_e_rows
+from tests.languages.conftest import DATA, labelled_completions, multipl_e_rows
 
 SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "rkt.json").read_text())
 # The verdict of each kind of completion in tests/data/multipl-e/solutions/rkt.json.
 VERDICTS = {"correct": "passed", "wrong": "failed", "throws": "error", "loops": "timeout", "exits": "failed",
             "memory": "memory", "syntax_error": "error"}
-
-
-def completions() -> dict[str, dict[str, tuple[str, str]]]:
-    """problem -> label -> (completion, verdict): every completion of the solutions file."""
-    return {problem: {f"{problem} {kind}": (text, VERDICTS[kind]) for kind, text in variants.items()
-                      if isinstance(text, str)}
-            for problem, variants in SOLUTIONS.items()}
 
 
 STDIO_SOLUTION = ("#lang racket/base\n(for ([line (in-lines)])\n"
@@ -79,7 +72,7 @@ def test_reference_rule() -> None:
 
 @pytest.mark.slow
 def test_racket_end_to_end(stack: Stack) -> None:
-    multipl_e = endtoend.multipl_e_case("rkt", completions())
+    multipl_e = endtoend.multipl_e_case("rkt", labelled_completions(SOLUTIONS, VERDICTS))
     results = endtoend.check_language(stack, "racket", {
         "multipl-e-rkt": multipl_e,
         "stdio-rkt": endtoend.stdio_case("racket", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("(+ ", "(- "),

@@ -264,9 +264,6 @@ def _follow(url: str, stack: LocalStack, reconnect_every: int | None) -> list[di
 
 
 @pytest.mark.slow
-# Run with no other test process beside it: under that load it once saw `end` before a run's last sample events
-# (a known race in deciding when a stream ends).
-@pytest.mark.alone
 def test_many_workers_recording_into_one_run_lose_repeat_and_reorder_no_event(
     stack: LocalStack, client: httpx.Client
 ) -> None:

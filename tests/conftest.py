@@ -50,6 +50,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.browser)
         if "languages" in parts:
             item.add_marker(pytest.mark.toolchain)
+        if "sandbox" in parts:  # the sandbox's own tests: CPU and wall-clock limits, load, hostile programs
+            item.add_marker(pytest.mark.alone)
 
 
 def _admin_conninfo(url: str) -> str:

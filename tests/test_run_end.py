@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from sandbox.executor import Outcome
 from sandbox.verdicts import Verdict
+from service.api.delivery import events
 from service.api.delivery.events import Horizon
 from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
 from service.worker import queue, results
@@ -90,12 +91,38 @@ def test_the_sweep_ends_a_run_whose_last_record_was_never_checked(sessions: sess
 
 def test_the_horizon_waits_for_the_transactions_open_when_it_was_read() -> None:
     horizon = Horizon()
-    # Ids up to 10 handed out; transactions below xid 105 were open: nothing is final yet.
-    assert horizon.advance(10, xmin=100, xmax=105) == 0
+    # Ids up to 10 handed out, then the next xid read: 105; transactions from xid 100 on are open.
+    assert horizon.advance(10, xmin=100, next_xid=105) == 0
     # Still one of them open (xmin 103): the same; 20 handed out meanwhile waits behind.
-    assert horizon.advance(20, xmin=103, xmax=110) == 0
+    assert horizon.advance(20, xmin=103, next_xid=110) == 0
     # All that were open have ended: up to 10, not 20 (its writers may be open still).
-    assert horizon.advance(20, xmin=105, xmax=112) == 10
-    assert horizon.advance(25, xmin=112, xmax=115) == 20
+    assert horizon.advance(20, xmin=105, next_xid=112) == 10
+    assert horizon.advance(25, xmin=112, next_xid=115) == 20
     # Nothing open at all: everything handed out is final.
-    assert horizon.advance(30, xmin=120, xmax=120) == 30
+    assert horizon.advance(30, xmin=120, next_xid=120) == 30
+
+
+def _horizon_read(sessions: sessionmaker[Session], horizon: Horizon) -> int:
+    """One stream's read of the horizon, in its statements' order (service/api/delivery/events.py: _read)."""
+    with transaction(sessions) as db:
+        handed_out = db.execute(events._HANDED_OUT).scalar_one()
+        snapshot = db.execute(text(f"SELECT {events.SNAPSHOT_COLUMNS}")).one()
+    return horizon.advance(handed_out, snapshot.xmin, snapshot.next_xid)
+
+
+def test_the_horizon_does_not_pass_an_id_whose_transaction_took_its_xid_after_the_latest_commit(
+    sessions: sessionmaker[Session],
+) -> None:
+    """The newest open transaction has an xid no snapshot lists as open (its xmax is one past the latest commit,
+    and its xmin can equal it): its event id must still wait for its commit."""
+    run, a, _ = _two_claims(sessions)
+    recording = sessions()
+    try:
+        results.record_outcomes(recording, "a", a, _passed(a), max_attempts=3)  # its xid is the newest
+        event = recording.execute(text("SELECT event FROM samples WHERE id = :id"), {"id": a[0].id}).scalar_one()
+        horizon = Horizon()
+        assert _horizon_read(sessions, horizon) < event, "the horizon passed an id that is not committed"
+        recording.commit()
+    finally:
+        recording.close()
+    assert _horizon_read(sessions, horizon) >= event

@@ -103,7 +103,8 @@ class Language:
     run: tuple[str, ...] = ()
     # The candidate's run in a self-checking problem, where it differs from `run`: an interpreter that loads passk's
     # server before any of the model's code (`ruby -r`, `lua -l`, `perl -M`, `php -d auto_prepend_file=`,
-    # `elixir -r`), so that the builtins the server relies on are taken before the model's code can change them.
+    # `elixir -pa`: its compiled server on the code path), so that the builtins the server relies on are taken
+    # before the model's code can change them.
     candidate_run: tuple[str, ...] = ()
     # argv whose output's first line is the toolchain version (probed once per image).
     version: tuple[str, ...] = ()

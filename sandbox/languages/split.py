@@ -10,7 +10,8 @@ and the tests are compiled together. passk builds two instead, from the same tex
 
 Only trusted text is ever parsed here (prompts and tests); the completion is copied, never read, so nothing a
 model writes can steer how its program is split. One set of rules per syntax family: languages whose blocks close
-with a keyword (Ruby, Lua, Elixir) have `Keywords` below; the rules for brace languages:
+with a keyword (Ruby, Lua, Elixir) have `Keywords` below, languages of s-expressions (Racket) `split_sexp`; the
+rules for brace languages:
 
 - The function to complete (the entry) is the innermost block still open at the end of the prompt. The
   language finds its signature before that `{` (`Language.entry`); what precedes the signature is `before`.
@@ -376,4 +377,41 @@ def split_keywords(head: str, completion: str, tests: str, family: Keywords) -> 
                   returns="", signature=head[start:start + found.end()].strip())
     judge_tests = (family.closer + "\n") * around + tests
     return Parts(head=head, before=head[:start], entry=entry, open_blocks=around, judge_tests=judge_tests,
+                 candidate=head + completion + "\n")
+
+
+# ------------------------------------------------------------------ s-expressions (Racket)
+
+
+def split_sexp(head: str, completion: str, tests: str, syntax: Syntax, signature: re.Pattern[str]) -> Parts:
+    """The judge's and the candidate's parts of `head + completion + "\\n" + tests` for a language of s-expressions.
+
+    The rules (only the prompt and the tests, trusted text, are read):
+
+    - The entry is the one form the prompt leaves open: its `(` is the only one still open at the end of the
+      blanked prompt (`(` and `[` count alike), and its text from there matches `signature` (groups `name` and
+      `params`, the parameters separated by white space). What precedes it is `before`.
+    - The tests are top-level forms: the completion closes the entry itself (MultiPL-E's Racket tests close
+      nothing). The candidate is `head + completion + "\\n"`; the judge is `before`, the stub, then the tests.
+    """
+    code = blank(head, syntax)
+    stack: list[int] = []
+    for index, char in enumerate(code):
+        if char in "([":
+            stack.append(index)
+        elif char in ")]":
+            if not stack:
+                raise SplitError(f"a '{char}' at offset {index} closes no form")
+            stack.pop()
+    if len(stack) != 1:
+        raise SplitError(f"the prompt leaves {len(stack)} forms open; it must leave one, the function to complete")
+    start = stack[0]
+    found = signature.fullmatch(code[start:].rstrip())
+    if found is None:
+        raise SplitError(f"the prompt does not end with a function's definition: {head[start:].strip()!r}")
+    params = head[start + found.start("params"):start + found.end("params")].split()
+    entry = Entry(start=start, brace=start + found.end(), name=found.group("name"),
+                  params=tuple((param, "") for param in params), returns="",
+                  signature=head[start:start + found.end()].strip())
+    return Parts(head=head, before=head[:start], entry=entry, open_blocks=0, judge_tests=tests,
                  candidate=head + completion + "\n")

@@ -38,9 +38,9 @@ KINDS = ("PASS", "FAILED", "ERROR", "MEMORY", "EXITED", "KILLED", "ENDED", "RAIS
 FLAG = b"FLAG "
 # Out-of-memory errors, by the class a judge reports a candidate raising (RAISED `<class>: <message>`).
 MEMORY_CLASSES = ("MemoryError", "std::bad_alloc", "java.lang.OutOfMemoryError", "OutOfMemoryError",
-                  "System.OutOfMemoryException", "core.exception.OutOfMemoryError")
+                  "System.OutOfMemoryException", "core.exception.OutOfMemoryError", "Out_of_memory", "HeapOverflow")
 # Assertion errors: a candidate's own failed assertion fails the sample, as it does in one process.
-ASSERTION_CLASSES = ("AssertionError", "java.lang.AssertionError", "core.exception.AssertError")
+ASSERTION_CLASSES = ("AssertionError", "java.lang.AssertionError", "core.exception.AssertError", "Assert_failure")
 
 
 # In a judge's process: the flags it noted so far (its report starts with them).

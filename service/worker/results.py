@@ -119,9 +119,9 @@ def event_id():
     """A sample's event id, as it becomes done: the next of the `sample_events` sequence (a new one only where it
     has none: COALESCE stops at its first non-null argument), taken once the transaction has its xid
     (pg_current_xact_id() assigns it; CASE evaluates the condition, an InitPlan, before the sequence). A reader's
-    horizon relies on it: whoever holds an id up to the sequence's value it read has an xid below the xmax of
-    any snapshot taken after, so once a snapshot's xmin is past that xmax, every such id is committed (or never
-    will be)."""
+    horizon relies on it: whoever holds an id up to the sequence's value it read has an xid below the next xid
+    it reads after, so once a snapshot's xmin reaches that next xid, every such id is committed (or never will
+    be)."""
     has_xid = select(func.pg_current_xact_id()).scalar_subquery().is_not(None)
     return func.coalesce(samples.c.event, case((has_xid, SAMPLE_EVENTS.next_value())))
 

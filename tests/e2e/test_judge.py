@@ -8,10 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import docker
 import httpx
 import pytest
 
 from passk_dev.localstack import LocalStack
+from sandbox.images import ensure_language_image
 
 pytestmark = pytest.mark.slow
 
@@ -27,6 +29,9 @@ CPP_REVERSE = ("#include <iostream>\n#include <string>\n#include <algorithm>\n"
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
+    # C++'s and Ruby's images first, not on a request's time (see tests/e2e/test_run_code_sandboxfusion.py).
+    for name in ("cpp", "ruby"):
+        ensure_language_image(docker.from_env(), name)
     with LocalStack(prefix="passk_judge") as running:
         running.start_worker(concurrency=2)
         yield running

@@ -21,20 +21,29 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import docker
 import httpx
 import pytest
 import requests
 
 from passk_dev.localstack import LocalStack
+from sandbox.images import ensure_language_image
 
 pytestmark = pytest.mark.slow
 
 SUCCESS, FAILED = "Success", "Failed"
+# passk's names of the languages this module sends.
+USED = {"python", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby"}
 FINISHED, TLE = "Finished", "TimeLimitExceeded"
 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
+    # The images of the languages below first: a worker builds a missing one on a request's time, which on a
+    # busy machine can outlast the 504 retries this module (as verl) allows.
+    client = docker.from_env()
+    for name in sorted(USED):
+        ensure_language_image(client, name)
     with LocalStack(prefix="passk_runcode") as running:
         running.start_worker(concurrency=4)
         yield running

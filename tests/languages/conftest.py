@@ -28,3 +28,11 @@ def exceptions(language: str) -> dict[str, str]:
 def multipl_e_rows(language: str) -> list[dict[str, Any]]:
     path = DATA / "multipl-e" / f"{language}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def labelled_completions(solutions: dict, verdicts: dict[str, str]) -> dict[str, dict[str, tuple[str, str]]]:
+    """problem -> label -> (completion, verdict): every completion of a solutions file
+    (tests/data/multipl-e/solutions/<code>.json), each with the verdict its kind gets."""
+    return {problem: {f"{problem} {kind}": (text, verdicts[kind]) for kind, text in variants.items()
+                      if isinstance(text, str)}
+            for problem, variants in solutions.items()}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,3 +176,36 @@ def assert_toolchain(stack: Stack, language: str, dataset_name: str, prefix: str
     detail = client.get(f"/v1/datasets/{dataset['id']}").raise_for_status().json()
     assert detail["language"] == language and detail["toolchain"] == languages[language]["toolchain"]
     return languages[language]
+
+
+def check_run_code(stack: Stack, name: str, *, prints: str, raises: str, loops: str, broken: str, echoes: str) -> None:
+    """POST /run_code under the language's SandboxFusion name, through a worker and the real sandbox, answered as
+    SandboxFusion answers: `prints` prints 123 (Success, Finished, 0), `raises` ends with an error and `broken` does
+    not parse (Failed, Finished, non-zero), `loops` runs past its timeout (Failed, TimeLimitExceeded), and `echoes`
+    prints the line it reads from stdin (65535)."""
+    requests_ = {
+        "prints": ({"code": prints}, "Success", "Finished"),
+        "raises": ({"code": raises}, "Failed", "Finished"),
+        "loops": ({"code": loops, "run_timeout": 1}, "Failed", "TimeLimitExceeded"),
+        "broken": ({"code": broken}, "Failed", "Finished"),
+        "echoes": ({"code": echoes, "stdin": "65535\n"}, "Success", "Finished"),
+    }
+    client = stack.client(timeout=300)
+    stack.start_worker(concurrency=2)
+    try:
+        def post(body: dict[str, Any]) -> dict[str, Any]:
+            response = client.post("/run_code", json={"language": name, "run_timeout": 10, "compile_timeout": 10,
+                                                      **body})
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        with ThreadPoolExecutor(len(requests_)) as pool:
+            results = dict(zip(requests_, pool.map(post, [body for body, _, _ in requests_.values()]), strict=True))
+    finally:
+        stack.stop_workers()
+    wrong = {label: result for label, result in results.items()
+             if (result["status"], result["run_result"]["status"]) != requests_[label][1:]}
+    assert not wrong, wrong
+    assert results["prints"]["run_result"]["return_code"] == 0 and results["prints"]["run_result"]["stdout"] == "123\n"
+    assert results["raises"]["run_result"]["return_code"] != 0 and results["broken"]["run_result"]["return_code"] != 0
+    assert results["echoes"]["run_result"]["stdout"] == "65535\n"

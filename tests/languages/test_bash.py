@@ -13,7 +13,7 @@ from sandbox.languages import bash, get, split
 from sandbox.languages.base import ReferencePass
 from tests.e2e.conftest import Stack
 from tests.languages import endtoend
-from tests.languages.conftest import DATA, multipl_e_rows
+from tests.languages.conftest import DATA, labelled_completions, multipl_e_rows
 
 SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "sh.json").read_text())
 # The verdict of each kind of completion in tests/data/multipl-e/solutions/sh.json. A Bash function has no
@@ -21,13 +21,6 @@ SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "sh.json").read_text(
 # substitution the tests call it in, as in one program; both fail on what they printed.
 VERDICTS = {"correct": "passed", "wrong": "failed", "throws": "failed", "loops": "timeout", "exits": "failed",
             "memory": "memory", "syntax_error": "error", "exit_top_level": "failed"}
-
-
-def completions() -> dict[str, dict[str, tuple[str, str]]]:
-    """problem -> label -> (completion, verdict): every completion of the solutions file."""
-    return {problem: {f"{problem} {kind}": (text, VERDICTS[kind]) for kind, text in variants.items()
-                      if isinstance(text, str)}
-            for problem, variants in SOLUTIONS.items()}
 
 
 STDIO_SOLUTION = "while read -r a b; do\n    echo $((a + b))\ndone\n"
@@ -74,7 +67,7 @@ def test_reference_rule() -> None:
 
 @pytest.mark.slow
 def test_bash_end_to_end(stack: Stack) -> None:
-    multipl_e = endtoend.multipl_e_case("sh", completions())
+    multipl_e = endtoend.multipl_e_case("sh", labelled_completions(SOLUTIONS, VERDICTS))
     results = endtoend.check_language(stack, "bash", {
         "multipl-e-sh": multipl_e,
         "stdio-sh": endtoend.stdio_case("bash", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("a + b", "a - b"), more=(

@@ -13,19 +13,12 @@ from sandbox.languages import get, perl, split
 from sandbox.languages.base import ReferencePass
 from tests.e2e.conftest import Stack
 from tests.languages import endtoend
-from tests.languages.conftest import DATA, multipl_e_rows
+from tests.languages.conftest import DATA, labelled_completions, multipl_e_rows
 
 SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "pl.json").read_text())
 # The verdict of each kind of completion in tests/data/multipl-e/solutions/pl.json.
 VERDICTS = {"correct": "passed", "wrong": "failed", "throws": "error", "die_object": "error", "loops": "timeout",
             "exits": "failed", "memory": "memory", "syntax_error": "error"}
-
-
-def completions() -> dict[str, dict[str, tuple[str, str]]]:
-    """problem -> label -> (completion, verdict): every completion of the solutions file."""
-    return {problem: {f"{problem} {kind}": (text, VERDICTS[kind]) for kind, text in variants.items()
-                      if isinstance(text, str)}
-            for problem, variants in SOLUTIONS.items()}
 
 
 STDIO_SOLUTION = "while (my $line = <STDIN>) {\n    my ($a, $b) = split ' ', $line;\n    print $a + $b, \"\\n\";\n}\n"
@@ -75,7 +68,7 @@ def test_reference_rule() -> None:
 
 @pytest.mark.slow
 def test_perl_end_to_end(stack: Stack) -> None:
-    multipl_e = endtoend.multipl_e_case("pl", completions())
+    multipl_e = endtoend.multipl_e_case("pl", labelled_completions(SOLUTIONS, VERDICTS))
     results = endtoend.check_language(stack, "perl", {
         "multipl-e-pl": multipl_e,
         "stdio-pl": endtoend.stdio_case("perl", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("$a + $b", "$a - $b"), more=(

@@ -13,19 +13,12 @@ from sandbox.languages import get, r, resolve, split
 from sandbox.languages.base import ReferencePass
 from tests.e2e.conftest import Stack
 from tests.languages import endtoend
-from tests.languages.conftest import DATA, multipl_e_rows
+from tests.languages.conftest import DATA, labelled_completions, multipl_e_rows
 
 SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "r.json").read_text())
 # The verdict of each kind of completion in tests/data/multipl-e/solutions/r.json.
 VERDICTS = {"correct": "passed", "wrong": "failed", "throws": "error", "loops": "timeout", "exits": "failed",
             "memory": "memory", "syntax_error": "error"}
-
-
-def completions() -> dict[str, dict[str, tuple[str, str]]]:
-    """problem -> label -> (completion, verdict): every completion of the solutions file."""
-    return {problem: {f"{problem} {kind}": (text, VERDICTS[kind]) for kind, text in variants.items()
-                      if isinstance(text, str)}
-            for problem, variants in SOLUTIONS.items()}
 
 
 STDIO_SOLUTION = ("con <- file('stdin')\nfor (line in readLines(con)) {\n"
@@ -77,7 +70,7 @@ def test_reference_rule() -> None:
 
 @pytest.mark.slow
 def test_r_end_to_end(stack: Stack) -> None:
-    multipl_e = endtoend.multipl_e_case("r", completions())
+    multipl_e = endtoend.multipl_e_case("r", labelled_completions(SOLUTIONS, VERDICTS))
     results = endtoend.check_language(stack, "r", {
         "multipl-e-r": multipl_e,
         "stdio-r": endtoend.stdio_case("r", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("v[1] + v[2]", "v[1] - v[2]"),

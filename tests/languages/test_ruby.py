@@ -13,19 +13,12 @@ from sandbox.languages import get, ruby, split
 from sandbox.languages.base import ReferencePass
 from tests.e2e.conftest import Stack
 from tests.languages import endtoend
-from tests.languages.conftest import DATA, multipl_e_rows
+from tests.languages.conftest import DATA, labelled_completions, multipl_e_rows
 
 SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "rb.json").read_text())
 # The verdict of each kind of completion in tests/data/multipl-e/solutions/rb.json.
 VERDICTS = {"correct": "passed", "wrong": "failed", "throws": "error", "loops": "timeout", "exits": "failed",
             "exit_bang": "failed", "memory": "memory", "syntax_error": "error"}
-
-
-def completions() -> dict[str, dict[str, tuple[str, str]]]:
-    """problem -> label -> (completion, verdict): every completion of the solutions file."""
-    return {problem: {f"{problem} {kind}": (text, VERDICTS[kind]) for kind, text in variants.items()
-                      if isinstance(text, str)}
-            for problem, variants in SOLUTIONS.items()}
 
 
 STDIO_SOLUTION = "STDIN.each_line do |line|\n  a, b = line.split.map(&:to_i)\n  puts a + b\nend\n"
@@ -73,7 +66,7 @@ def test_reference_rule() -> None:
 
 @pytest.mark.slow
 def test_ruby_end_to_end(stack: Stack) -> None:
-    multipl_e = endtoend.multipl_e_case("rb", completions())
+    multipl_e = endtoend.multipl_e_case("rb", labelled_completions(SOLUTIONS, VERDICTS))
     results = endtoend.check_language(stack, "ruby", {
         "multipl-e-rb": multipl_e,
         "stdio-rb": endtoend.stdio_case("ruby", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("a + b", "a - b"), more=(

@@ -8,18 +8,15 @@ import re
 
 import pytest
 
-from sandbox.languages import ruby, split
+from sandbox.languages import elixir, ruby, split
 from sandbox.languages.split import Keywords, Syntax
 from tests.languages.conftest import multipl_e_rows
 
 LUA = Keywords(syntax=Syntax(line_comments=("--",), block_comment=None, quotes="\"'"),
                signature=re.compile(r"\s*(?:local\s+)?function\s+(?P<name>\w+)\s*\((?P<params>.*)\)\s*"))
-ELIXIR = Keywords(syntax=Syntax(line_comments=("#",), block_comment=None, quotes="\"'"),
-                  signature=re.compile(r"\s*def\s+(?P<name>\w+)\((?P<params>.*)\)\s+do\s*"),
-                  opens=re.compile(r"\bdo\s*$"))
 
 
-@pytest.mark.parametrize(("code", "family", "around"), [("rb", ruby.FAMILY, 0), ("lua", LUA, 0), ("elixir", ELIXIR, 1)])
+@pytest.mark.parametrize(("code", "family", "around"), [("rb", ruby.FAMILY, 0), ("lua", LUA, 0), ("elixir", elixir.FAMILY, 1)])
 def test_every_stored_row_splits(code: str, family: Keywords, around: int) -> None:
     for row in multipl_e_rows(code):
         completion = "  passk_completion\n"

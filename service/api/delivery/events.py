@@ -123,14 +123,24 @@ async def close_notifier(app: FastAPI) -> None:
 _RUN = text("SELECT status FROM runs WHERE id = :id")
 # The last event id handed out (a sequence is read outside any snapshot; before its first nextval, the one below).
 _HANDED_OUT = text("SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM sample_events")
+# For the horizon: the xmin of the statement's snapshot (every transaction whose xid is below it has ended), and
+# the next xid to be assigned, read in the statement (so after _HANDED_OUT). PostgreSQL has no function for the
+# latter that does not assign an xid of its own; age(x) is the distance from it (read once per transaction) to
+# x, so it is the xmin's 64-bit value plus the age of its 32-bit one. Not the snapshot's xmax: that is one past
+# the latest *completed* xid, and a transaction that took its xid after that one and is still open is neither
+# below it nor in the snapshot's list of open ones.
+SNAPSHOT_COLUMNS = """
+    pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin,
+    pg_snapshot_xmin(pg_current_snapshot())::text::bigint + age(xid(pg_snapshot_xmin(pg_current_snapshot())))
+        AS next_xid
+"""
 # A run the caller may follow (service/projects/ownership.py), and whether it may see its dataset's hidden tests;
-# its last event id, and the xmin and xmax of this statement's snapshot (for the horizon).
+# its last event id, and the horizon's snapshot columns.
 _FOLLOWED_RUN = text(
-    """
+    f"""
     SELECT r.status, (SELECT max(s.event) FROM samples s WHERE s.run_id = r.id) AS last_event,
            (:owner_admin OR d.project_id = :owner_project) AS dataset_owner, d.hidden_tests AS dataset_hides_tests,
-           pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin,
-           pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax
+           {SNAPSHOT_COLUMNS}
     FROM runs r JOIN datasets d ON d.id = r.dataset_id
     WHERE r.id = :id AND (:owner_admin OR r.project_id = :owner_project)
     """
@@ -151,22 +161,22 @@ class Horizon:
     will be), so that the stream can send ids in order and never have to send a lower one later.
 
     A writer takes its ids once its transaction has its xid (service/worker/results.py: event_id). So the ids up
-    to L, the sequence's value read before a snapshot S is taken, belong to transactions whose xids are below
-    S's xmax; once a later snapshot's xmin reaches that xmax, all of them have ended, and their ids are final.
-    (L, xmax) waits as `pending` until then; when S has nothing open (xmin = xmax), at once."""
+    to L, the sequence's value read before the next xid X is read, belong to transactions whose xids are below X;
+    once a snapshot's xmin reaches X, all of them have ended, and their ids are final. (L, X) waits as `pending`
+    until then; when the snapshot read with X already has its xmin at X (nothing open), at once."""
 
     def __init__(self) -> None:
         self.upto = 0
         self.pending: tuple[int, int] | None = None
 
-    def advance(self, handed_out: int, xmin: int, xmax: int) -> int:
-        """`handed_out`: the sequence's value read before the snapshot whose `xmin` and `xmax` these are."""
+    def advance(self, handed_out: int, xmin: int, next_xid: int) -> int:
+        """`handed_out`: the sequence's value, read before `next_xid`; `xmin`: a snapshot's, taken after that read."""
         if self.pending is not None and xmin >= self.pending[1]:
             self.upto, self.pending = max(self.upto, self.pending[0]), None
-        if xmin >= xmax:
+        if xmin >= next_xid:
             self.upto, self.pending = max(self.upto, handed_out), None
         elif self.pending is None and handed_out > self.upto:
-            self.pending = (handed_out, xmax)
+            self.pending = (handed_out, next_xid)
         return self.upto
 
 
@@ -182,7 +192,7 @@ async def _read(app: FastAPI, principal: Principal, run_id: uuid.UUID, after: in
         if run is None:
             return None, [], False
         last_event = run.last_event or 0
-        upto = last_event if run.status in FINAL_RUN_STATES else horizon.advance(handed_out, run.xmin, run.xmax)
+        upto = last_event if run.status in FINAL_RUN_STATES else horizon.advance(handed_out, run.xmin, run.next_xid)
         rows = (await session.execute(_EVENTS, {"id": run_id, "after": after, "upto": upto, "limit": PAGE})).all()
         return run, [_shown(run, row._asdict()) for row in rows], last_event > upto
 

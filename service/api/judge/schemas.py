@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sandbox.verdicts import Verdict
 from service.api.datasets.schemas import Problem
 from service.api.runs.schemas import SampleRead
-from service.formats.fields import PositiveMB, PositiveSeconds
+from service.formats.fields import Key, PositiveMB, PositiveSeconds
 
 EXAMPLE = {
     "language": "python",
@@ -32,7 +32,7 @@ class JudgeRequest(BaseModel):
     time_limit_s: PositiveSeconds | None = Field(None, description="Per-program limit over the problem's or the "
                                                                    "server's default (for `stdio` and `call`, per case).")
     memory_mb: PositiveMB | None = Field(None, description="Memory limit over the problem's or the server's default.")
-    model: str = Field("judge", max_length=200, description="Recorded on the run, for the runs list and dashboards.")
+    model: Key = Field("judge", description="Recorded on the run, for the runs list and dashboards.")
     wait_s: PositiveSeconds = Field(60.0, description=(
         "How long to wait for the verdict (at most PASSK_MAX_WAIT_S); past it, a 504 whose run goes on."))
 

@@ -51,6 +51,9 @@ class ReferencePass:
     # (MultiPL-E's safe_subprocess keeps 2048 bytes of each; 0: all).
     timeout_s: float = 15.0
     captured_bytes: int = 0
+    # The harness's timeout of the commands before the last (the build), where it differs from timeout_s
+    # (MultiPL-E's scalac: 45 s). 0: timeout_s.
+    build_timeout_s: float = 0.0
 
     def passes(self, exit_code: int, stdout: str, stderr: str, timed_out: bool = False) -> bool:
         if self.captured_bytes:

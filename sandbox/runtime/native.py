@@ -241,6 +241,13 @@ def _trusted_build(ctx: _Context, build: Build, directory: str, what: str) -> tu
     if verdict is None:
         return None, ("", "", False, False)
     limit = float(ctx.spec.compile_time_limit_s)  # type: ignore[union-attr]
+    if step is not None and step.idle:
+        # Trusted code asks nothing of a device that never answers: a compile of it that gained no CPU stalled on
+        # the machine (a loaded host), neither the model's failure nor the problem's. A wall-clock timeout, re-run
+        # alone like any other; never remembered as this problem's failed build.
+        return {**verdict, "verdict": "timeout", "timeout_kind": "wall",
+                "detail": f"{what}: the compile stalled, using no CPU for {builds.COMPILE_IDLE_S:g} s"}, \
+            ("", "", False, False)
     if step is not None and (step.wall_timeout or step.cpu_timeout(limit) or step.oom):
         # The job's compile limits hold for every compile of its program, trusted ones included: one too tight
         # for the problem's own code is the job's compile error (or a wall timeout, re-run), as it was when the

@@ -1,8 +1,8 @@
 """Scala end to end: MultiPL-E's Scala rows with right and wrong completions, broken variants (an exception, an
-infinite loop, a memory hog, an early exit, a compile error) and a stdio problem, through the API over HTTP, a worker
-process and the Scala sandbox image (built on demand); /run_code under SandboxFusion's name `scala` (a right, a wrong,
-a looping, a failing-to-compile, a throwing and a stdin program); and the split of every stored MultiPL-E Scala row
-into a judge and a candidate (no container)."""
+infinite loop, a memory hog, an early exit, a compile error) and a stdio problem (right and wrong), through the API
+over HTTP, a worker process and the Scala sandbox image (built on demand); /run_code under SandboxFusion's name
+`scala` (a right program reading stdin, a looping, a failing-to-compile and a throwing one); and the split of every
+stored MultiPL-E Scala row into a judge and a candidate (no container)."""
 
 from __future__ import annotations
 
@@ -33,10 +33,10 @@ MORE_TYPES = {
 }
 
 
-# The problems whose right and wrong answers run end to end: each sample costs two scalac runs of seconds each, and
-# the other stored problems' signatures add no type these (and MORE_TYPES) lack.
-PROBLEMS = ("HumanEval_23_strlen", "HumanEval_14_all_prefixes", "HumanEval_2_truncate_number",
-            "HumanEval_96_count_up_to", "HumanEval_89_encrypt")
+# The problems whose right and wrong answers run end to end (a Long from a String, a List[String], a Float): each
+# sample costs two scalac runs of seconds each, and the other stored problems' signatures add no type these (and
+# MORE_TYPES) lack.
+PROBLEMS = ("HumanEval_23_strlen", "HumanEval_14_all_prefixes", "HumanEval_2_truncate_number")
 
 
 def completions() -> dict[str, dict[str, tuple[str, str]]]:
@@ -62,8 +62,6 @@ STDIO_SOLUTION = (
     "      println(v(0) + v(1))\n    }\n  }\n}\n"
 )
 RUN_CODE = {
-    "correct": ("object Main extends App {\n  println(2 * scala.io.StdIn.readLine().trim.toLong)\n}\n", "21\n"),
-    "wrong": ("object Main extends App {\n  println(scala.io.StdIn.readLine().trim.toLong + 1)\n}\n", "21\n"),
     "loop": ("object Main extends App {\n  var i = 0L\n  while (true) { i += 1 }\n}\n", ""),
     "compile error": ("object Main extends App {\n  val x: Int = \n}\n", ""),
     "runtime error": ("object Main extends App {\n  throw new RuntimeException(\"boom\")\n}\n", ""),
@@ -109,7 +107,7 @@ def test_reference_rule() -> None:
     language = get("scala")
     assert language.run_code_names == ("scala",)
     assert language.reference_commands == ("scalac Main.scala", "scala -cp . Problem")
-    assert language.reference_pass == ReferencePass(quiet_stderr=True)
+    assert language.reference_pass == ReferencePass(quiet_stderr=True, build_timeout_s=45.0)
     assert not language.reference_pass.passes(0, "", "warning")
 
 
@@ -130,7 +128,6 @@ def test_scala_end_to_end(stack: Stack) -> None:
         results = endtoend.check_language(stack, "scala", {
             "multipl-e-scala": multipl_e,
             "stdio-scala": endtoend.stdio_case("scala", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("v(0) + v", "v(0) - v"),
-                                               compile_error=STDIO_SOLUTION.replace("println", "printn"),
                                                time_limit_s=5.0),
         })
         codes = ran.result()
@@ -139,8 +136,6 @@ def test_scala_end_to_end(stack: Stack) -> None:
     exits = results["HumanEval_23_strlen exits"]
     assert "ended_early" in exits["flags"]
     endtoend.assert_toolchain(stack, "scala", "multipl-e-scala", "Scala code runner version 2.11")
-    assert codes["correct"]["status"] == "Success" and codes["correct"]["run_result"]["stdout"] == "42\n", codes
-    assert codes["wrong"]["status"] == "Success" and codes["wrong"]["run_result"]["stdout"] == "22\n"
     assert codes["loop"]["status"] == "Failed" and codes["loop"]["run_result"]["status"] == "TimeLimitExceeded"
     assert codes["compile error"]["status"] == "Failed" and codes["compile error"]["run_result"] is None
     assert codes["runtime error"]["status"] == "Failed" and codes["runtime error"]["run_result"]["return_code"] != 0

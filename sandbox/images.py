@@ -306,6 +306,7 @@ def ensure_language_image(client: docker.DockerClient, language: Any, base_image
     """The image tag for `language` (a Language or its name), built on demand; Python keeps today's image."""
     if isinstance(language, str):
         language = languages.get(language)
+    language = languages.image_of(language)
     if not language.own_image:
         return ensure_sandbox_image(client, base_image)
     return build_language_image(client, language, base_image, deb_cache)

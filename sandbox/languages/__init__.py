@@ -11,11 +11,12 @@ from functools import cache
 
 from sandbox.languages.base import Language
 
-__all__ = ["DEFAULT", "MODULES", "Language", "all_languages", "get", "resolve"]
+__all__ = ["DEFAULT", "MODULES", "Language", "all_languages", "get", "image_of", "resolve"]
 
 # Module names under sandbox/languages/, in the order they are listed.
-MODULES = ("python", "python_science", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby", "lua",
-           "php", "perl", "bash", "r", "csharp", "d", "elixir", "racket", "ocaml", "haskell", "scala")
+MODULES = ("python", "python_science", "python_pytest", "cpp", "java", "javascript", "typescript", "go", "go_test",
+           "rust", "ruby", "lua", "php", "perl", "bash", "r", "csharp", "d", "elixir", "racket", "ocaml", "haskell",
+           "scala")
 # The language of a dataset that names none.
 DEFAULT = "python"
 
@@ -32,6 +33,17 @@ def get(name: str) -> Language:
         return all_languages()[name]
     except KeyError:
         raise ValueError(f"unknown language {name!r}; known: {', '.join(all_languages())}") from None
+
+
+def image_of(language: Language) -> Language:
+    """The language whose image `language` runs in: its family's, for a variant that adds nothing to it (`go-test`
+    runs in Go's image), else its own."""
+    if language.variant_of:
+        family = get(language.variant_of)
+        image = ("packages", "npm_packages", "image_setup", "context_files")
+        if all(getattr(language, field) == getattr(family, field) for field in image):
+            return family
+    return language
 
 
 def resolve(name: str) -> Language:

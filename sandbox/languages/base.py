@@ -25,7 +25,7 @@ def _no_flags(memory_bytes: int) -> tuple[str, ...]:
     return ()
 
 
-def _unchanged(text: str) -> str:
+def unchanged(text: str) -> str:
     return text
 
 
@@ -141,7 +141,7 @@ class Language:
     # (prompt, declaration, completion, test) -> text. Default prompt + completion + "\n" + test.
     humaneval_x_program: Callable[[str, str, str, str], str] = _humaneval_x
     # How a stdio solution becomes the source compiled (usually as it is).
-    stdio_program: Callable[[str], str] = _unchanged
+    stdio_program: Callable[[str], str] = unchanged
     # (regex searched in stderr, verdict) for a failed run: which failures are the tests' assertions
     # ("failed") and which are other runtime errors ("error"). First match wins; no match: "failed".
     stderr_verdicts: tuple[tuple[str, str], ...] = ()
@@ -159,6 +159,8 @@ class Language:
     # A variant of another language (`python-science` of `python`): that language's formats, judges and
     # tracebacks, with this one's packages in an image of its own.
     variant_of: str = ""
+    # A mode of /run_code under a name of SandboxFusion's (`pytest`, `go_test`), not a language a dataset may have.
+    run_code_only: bool = False
     notes: str = ""
     extra: dict = field(default_factory=dict)
 

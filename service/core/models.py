@@ -273,7 +273,10 @@ class VerdictCache(Base):
     """One verdict per key: sha256 of program bytes, limits and sandbox image id."""
 
     __tablename__ = "verdict_cache"
-    __table_args__ = (CheckConstraint(flags_check("flags"), name="flags"),)
+    __table_args__ = (
+        CheckConstraint(flags_check("flags"), name="flags"),
+        Index("ix_verdict_cache_created_at", "created_at"),  # retention: service/worker/retention.py
+    )
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     verdict: Mapped[str] = mapped_column(String(16))

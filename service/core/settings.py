@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from sandbox import languages
 from sandbox.runtime.job import DEFAULT_CPUS, DEFAULT_EXCERPT_BYTES, DEFAULT_SCRATCH_BYTES, MB
 
 # Passwords that appear in tutorials and compose files; a production database
@@ -109,6 +110,10 @@ class Settings(BaseSettings):
     # Stream runs (/run_code and /v1/judge calls) lose their programs and outputs this many days after they
     # finish; their verdicts, flags and timings stay (service/worker/retention.py). 0 keeps everything.
     stream_retention_days: float = Field(7.0, ge=0)
+    # SandboxFusion's language names on /run_code and /v1/judge that run as another of passk's languages than
+    # their own, e.g. PASSK_RUN_CODE_LANGUAGES='{"python": "python-science"}' for a client (verl) that sends
+    # `python` for programs that import NumPy.
+    run_code_languages: dict[str, str] = Field(default_factory=dict)
     # Longest `POST /v1/runs?wait=` and `/run_code` wait.
     max_wait_s: float = Field(300.0, gt=0)
     # How long an API process trusts a key it has verified without asking the database again (0: never).
@@ -144,6 +149,12 @@ class Settings(BaseSettings):
                     "PASSK_DATABASE_URL uses an empty or placeholder password; "
                     "refusing to start with PASSK_ENV=production"
                 )
+        for name, target in self.run_code_languages.items():
+            try:
+                languages.resolve(target)
+            except (KeyError, ValueError):
+                raise ValueError(f"PASSK_RUN_CODE_LANGUAGES: {name!r} -> {target!r}: passk has no language "
+                                 f"{target!r}; it has {', '.join(sorted(languages.all_languages()))}") from None
         if self.default_time_limit_s > self.max_time_limit_s:
             raise ValueError("default_time_limit_s exceeds max_time_limit_s")
         if self.default_memory_mb > self.max_memory_mb:

@@ -114,6 +114,8 @@ def allows_language(format_name: str, language: str) -> bool:
     allowed = get(format_name).languages
     if language not in languages.all_languages():
         return allowed is None
+    if languages.get(language).run_code_only:  # only in the formats datasets do not have (/run_code's)
+        return get(format_name).model is None
     if allowed == NATIVE:
         return languages.get(language).native
     return allowed is None or languages.get(language).family in allowed

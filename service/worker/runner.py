@@ -336,13 +336,15 @@ class Worker:
                 log.exception("maintenance failed; will try again")
 
     def _prune(self, older_than_days: float) -> None:
-        while True:  # batch by batch, each in its own short transaction
-            with transaction(self.sessions) as session:
-                pruned = retention.prune_streams(session, older_than_days)
-            if pruned:
-                log.info("pruned the programs and outputs of %d stream runs", pruned)
-            if pruned < retention.BATCH or self.stopping.is_set():
-                return
+        for prune, what, batch in ((retention.prune_streams, "stream runs' programs and outputs", retention.BATCH),
+                                   (retention.prune_cache, "result-cache entries", retention.CACHE_BATCH)):
+            while True:  # batch by batch, each in its own short transaction
+                with transaction(self.sessions) as session:
+                    pruned = prune(session, older_than_days, batch)
+                if pruned:
+                    log.info("retention: deleted %d %s", pruned, what)
+                if pruned < batch or self.stopping.is_set():
+                    break
 
     def _beat(self, tick_s: float) -> None:
         with self._lock:

@@ -27,22 +27,22 @@ import pytest
 import requests
 
 from passk_dev.localstack import LocalStack
+from service.api.runcode.service import names as run_code_names
+from service.core.settings import Settings
 from sandbox.images import ensure_language_image
 
 pytestmark = pytest.mark.slow
 
 SUCCESS, FAILED = "Success", "Failed"
-# passk's names of the languages this module sends.
-USED = {"python", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby"}
 FINISHED, TLE = "Finished", "TimeLimitExceeded"
 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    # The images of the languages below first: a worker builds a missing one on a request's time, which on a
-    # busy machine can outlast the 504 retries this module (as verl) allows.
+    # Every language's image first (this module sends programs in all of them): a worker builds a missing one on
+    # a request's time, which on a busy machine can outlast the 504 retries this module (as verl) allows.
     client = docker.from_env()
-    for name in sorted(USED):
+    for name in sorted({language.name for language in run_code_names(Settings()).values()}):
         ensure_language_image(client, name)
     with LocalStack(prefix="passk_runcode") as running:
         running.start_worker(concurrency=4)
@@ -567,6 +567,96 @@ def test_a_spinning_program_is_stopped_at_its_limit(client: httpx.Client) -> Non
     assert result["status"] == FAILED and result["run_result"]["status"] == TLE
 
 
+# ------------------------------------------------------------------ SandboxFusion's tests: pytest
+
+PYTEST_CODE = r'''
+def word_count(file_path):
+    try:
+        with open(file_path, 'r', encoding='utf-8') as file:
+            content = file.read()
+        translator = str.maketrans("", "", string.punctuation)
+        content = content.translate(translator).lower()
+        words = content.split()
+        word_counter = Counter(words)
+        sorted_word_count = sorted(word_counter.items(), key=lambda x: x[1], reverse=True)
+        for word, count in sorted_word_count:
+            print(f"'{word}': {count}")
+    except FileNotFoundError:
+        print(f"Error: File '{file_path}' not found.")
+
+import string
+from collections import Counter
+
+
+class Testword_count:
+    def test_word_count_case_sensitive_file(self, capfd, tmp_path):
+        file_path = tmp_path / 'test_case_sensitive.txt'
+        with open(file_path, 'w', encoding='utf-8') as file:
+            file.write("Case case CASE")
+        word_count(file_path)
+        captured = capfd.readouterr()
+        assert "'case': 3" {negation}in captured.out
+
+    def test_word_count_punctuation_file(self, capfd, tmp_path):
+        file_path = tmp_path / 'test_punctuation.txt'
+        with open(file_path, 'w', encoding='utf-8') as file:
+            file.write("This sentence has some punctuation, like commas and periods.")
+        word_count(file_path)
+        captured = capfd.readouterr()
+        assert "'this': 1\n'sentence': 1\n'has': 1\n'some': 1\n'punctuation': 1\n'like': 1\n'commas': 1\n'and': 1\n'periods': 1\n" {negation}in captured.out
+'''
+
+
+def test_pytest_pass(client: httpx.Client) -> None:
+    code = PYTEST_CODE.replace("{negation}", "")
+    assert run(client, language="python", code=code, run_timeout=5)["status"] == SUCCESS
+    result = run(client, language="pytest", code=code, run_timeout=5)
+    assert result["status"] == SUCCESS, result
+    assert "2 passed" in result["run_result"]["stdout"]
+
+
+def test_pytest_fail(client: httpx.Client) -> None:
+    code = PYTEST_CODE.replace("{negation}", "not ")
+    assert run(client, language="python", code=code, run_timeout=5)["status"] == SUCCESS
+    result = run(client, language="pytest", code=code, run_timeout=5)
+    assert result["status"] == FAILED and result["run_result"]["status"] == FINISHED, result
+    assert "2 failed" in result["run_result"]["stdout"]
+
+
+# ------------------------------------------------------------------ go_test (SandboxFusion has no test of its own)
+
+GO_TEST = """package main
+
+import "testing"
+
+func Add(a, b int) int { return a %s b }
+
+func TestAdd(t *testing.T) {
+	if got := Add(2, 3); got != 5 {
+		t.Fatalf("Add(2, 3) = %%d, want 5", got)
+	}
+}
+"""
+
+
+def test_go_test_pass_fail_and_compile_error(client: httpx.Client) -> None:
+    passes = run(client, language="go_test", code=GO_TEST % "+")
+    assert passes["status"] == SUCCESS and passes["compile_result"]["return_code"] == 0, passes
+    assert "PASS" in passes["run_result"]["stdout"]
+    fails = run(client, language="go_test", code=GO_TEST % "-")
+    assert fails["status"] == FAILED and fails["run_result"]["status"] == FINISHED, fails
+    assert "--- FAIL: TestAdd" in fails["run_result"]["stdout"] and "Add(2, 3) = -1" in fails["run_result"]["stdout"]
+    broken = run(client, language="go_test", code=GO_TEST % "+ (")
+    assert broken["status"] == FAILED and broken["run_result"] is None, broken
+    assert broken["compile_result"]["return_code"] != 0
+
+
+def test_test_framework_modes_are_not_dataset_languages(client: httpx.Client) -> None:
+    problem = {"id": "p", "prompt": "", "entry_point": "f", "test": "def check(candidate):\n    pass\n"}
+    response = client.post("/v1/datasets", json={"name": "modes", "language": "python-pytest", "problems": [problem]})
+    assert response.status_code == 422, response.text
+
+
 # ------------------------------------------------------------------ verl's reward, only its URL changed
 
 # A faithful copy of verl's client (volcengine/verl, verl/utils/reward_score/sandbox_fusion/utils.py:
@@ -699,7 +789,98 @@ PROGRAMS: dict[str, tuple[str, ...]] = {
         "raise 'boom'", "puts STDIN.read.split.map(&:to_i).sum",
     ),
 }
-INTERPRETED = {"python", "nodejs", "ruby"}
+PROGRAMS.update({
+    "python-science": PROGRAMS["python"],
+    "lua": (
+        "local n = io.read('n')\nprint(2 * n)", "local n = io.read('n')\nprint(n + 1)", "while true do end",
+        "os.execute('sleep 30')", "function f(", "error('boom')",
+        "local s = 0\nfor x in io.read('a'):gmatch('%S+') do s = s + tonumber(x) end\nprint(s)",
+    ),
+    "php": (
+        "<?php $n = (int) trim(fgets(STDIN)); echo 2 * $n, \"\\n\";",
+        "<?php $n = (int) trim(fgets(STDIN)); echo $n + 1, \"\\n\";",
+        "<?php while (true) {}", "<?php sleep(30);", "<?php function f( {", "<?php throw new Exception('boom');",
+        "<?php echo array_sum(array_map('intval', preg_split('/\\s+/', trim(stream_get_contents(STDIN))))), \"\\n\";",
+    ),
+    "perl": (
+        "my $n = <STDIN>; print 2 * $n, \"\\n\";", "my $n = <STDIN>; print $n + 1, \"\\n\";", "1 while 1;",
+        "sleep 30;", "sub f {", "die 'boom';",
+        "my $s = 0; $s += $_ for split ' ', do { local $/; <STDIN> }; print \"$s\\n\";",
+    ),
+    "bash": (
+        "read n; echo $((2 * n))", "read n; echo $((n + 1))", "while :; do :; done", "sleep 30", "f() {",
+        "set -e; false", "s=0; for x in $(cat); do s=$((s + x)); done; echo $s",
+    ),
+    "R": (
+        "n <- as.integer(readLines(file('stdin'), n = 1))\ncat(2 * n, '\\n', sep = '')",
+        "n <- as.integer(readLines(file('stdin'), n = 1))\ncat(n + 1, '\\n', sep = '')",
+        "repeat {}", "Sys.sleep(30)", "f <- function(", "stop('boom')",
+        "x <- scan(file('stdin'), quiet = TRUE)\ncat(sum(x), '\\n', sep = '')",
+    ),
+    "elixir": (
+        "n = IO.gets(\"\") |> String.trim() |> String.to_integer()\nIO.puts(2 * n)",
+        "n = IO.gets(\"\") |> String.trim() |> String.to_integer()\nIO.puts(n + 1)",
+        "Stream.repeatedly(fn -> 1 end) |> Stream.run()", "Process.sleep(30_000)", "def f(", "raise \"boom\"",
+        "IO.read(:stdio, :eof) |> String.split() |> Enum.map(&String.to_integer/1) |> Enum.sum() |> IO.puts()",
+    ),
+    "racket": (
+        "#lang racket/base\n(define n (read))\n(displayln (* 2 n))",
+        "#lang racket/base\n(define n (read))\n(displayln (+ n 1))",
+        "#lang racket/base\n(let loop () (loop))", "#lang racket/base\n(sleep 30)",
+        "#lang racket/base\n(define (f", "#lang racket/base\n(error 'boom \"no\")",
+        "#lang racket/base\n(let loop ([s 0]) (define x (read)) (if (eof-object? x) (displayln s) (loop (+ s x))))",
+    ),
+    "csharp": (
+        "class P { static void Main() { long n = long.Parse(System.Console.ReadLine()); "
+        "System.Console.WriteLine(2 * n); } }",
+        "class P { static void Main() { long n = long.Parse(System.Console.ReadLine()); "
+        "System.Console.WriteLine(n + 1); } }",
+        "class P { static void Main() { long i = 0; while (true) { i++; } } }",
+        "class P { static void Main() { System.Threading.Thread.Sleep(30000); } }",
+        "class P { static void Main() { int x = ; } }",
+        "class P { static void Main() { throw new System.Exception(\"boom\"); } }",
+        "using System; using System.Linq;\nclass P { static void Main() { Console.WriteLine(Console.In.ReadToEnd()"
+        ".Split((char[]) null, StringSplitOptions.RemoveEmptyEntries).Select(long.Parse).Sum()); } }",
+    ),
+    "D_ut": (
+        "import std.stdio, std.conv, std.string;\nvoid main() { writeln(2 * readln.strip.to!long); }",
+        "import std.stdio, std.conv, std.string;\nvoid main() { writeln(readln.strip.to!long + 1); }",
+        "void main() { long i = 0; while (true) { i++; } }",
+        "import core.thread, core.time;\nvoid main() { Thread.sleep(dur!\"seconds\"(30)); }",
+        "void main() { int x = ; }", "void main() { throw new Exception(\"boom\"); }",
+        "import std.stdio, std.algorithm, std.array, std.conv;\n"
+        "void main() { writeln(stdin.byLine.map!(l => l.split.map!(to!long).sum).sum); }",
+    ),
+    "ocaml": (
+        "let () = Scanf.scanf \" %d\" (fun n -> Printf.printf \"%d\\n\" (2 * n))",
+        "let () = Scanf.scanf \" %d\" (fun n -> Printf.printf \"%d\\n\" (n + 1))",
+        "let () = while true do () done", "let () = ignore (Sys.command \"sleep 30\")", "let () = print_int \"x\"",
+        "let () = failwith \"boom\"",
+        "let () = let s = ref 0 in (try while true do Scanf.scanf \" %d\" (fun x -> s := !s + x) done with _ -> ());"
+        " Printf.printf \"%d\\n\" !s",
+    ),
+    "haskell": (
+        "main :: IO ()\nmain = getLine >>= print . (* 2) . (read :: String -> Int)",
+        "main :: IO ()\nmain = getLine >>= print . (+ 1) . (read :: String -> Int)",
+        "main :: IO ()\nmain = print (length [1 ..])",
+        "import Control.Concurrent (threadDelay)\nmain :: IO ()\nmain = threadDelay 30000000",
+        "main :: IO ()\nmain = putStrLn (1 :: Int)", "main :: IO ()\nmain = error \"boom\"",
+        "main :: IO ()\nmain = getContents >>= print . sum . map (read :: String -> Int) . words",
+    ),
+    "scala": (
+        "object Main extends App {\n  println(2 * scala.io.StdIn.readLine().trim.toLong)\n}",
+        "object Main extends App {\n  println(scala.io.StdIn.readLine().trim.toLong + 1)\n}",
+        "object Main extends App {\n  var i = 0L\n  while (true) { i += 1 }\n}",
+        "object Main extends App {\n  Thread.sleep(30000)\n}",
+        "object Main extends App {\n  val x: Int = \n}",
+        "object Main extends App {\n  throw new RuntimeException(\"boom\")\n}",
+        "object Main extends App {\n  println(scala.io.Source.stdin.getLines().flatMap(_.trim.split(\" \"))"
+        ".filter(_.nonEmpty).map(_.toLong).sum)\n}",
+    ),
+})
+INTERPRETED = {"python", "python-science", "nodejs", "ruby", "lua", "php", "perl", "bash", "R", "elixir", "racket"}
+# verl's one timeout (compile and run alike) where a language's compiler needs more than 5 s on a busy machine.
+TIMEOUT_S = {"haskell": 20, "csharp": 10, "D_ut": 10, "scala": 20}
 CASES = ("correct", "wrong", "loop", "sleep", "syntax_error", "runtime_error", "stdin")
 
 
@@ -713,6 +894,12 @@ def _basic_url(stack: LocalStack) -> str:
     return urlunsplit((parts.scheme, f"passk:{stack.api_key}@{parts.netloc}", "/run_code", "", ""))
 
 
+def test_verl_programs_cover_every_language() -> None:
+    """Every language on /run_code; its test-framework modes (pytest, go_test) are tested above."""
+    known = run_code_names(Settings())
+    assert set(PROGRAMS) == {name for name, language in known.items() if not language.run_code_only}
+
+
 @pytest.mark.parametrize("language", sorted(PROGRAMS))
 def test_verl_reward_through_basic_credentials_in_the_url(stack: LocalStack, language: str) -> None:
     url = _basic_url(stack)
@@ -722,7 +909,9 @@ def test_verl_reward_through_basic_credentials_in_the_url(stack: LocalStack, lan
         jobs.append((case, stdin, expected_output, code))
     # verl sends a sample's cases concurrently (check_correctness), its timeout shared by compile and run.
     with ThreadPoolExecutor(4) as pool:
-        rewards = list(pool.map(lambda job: verl_process_single_case(job[1], job[2], url, job[3], 5, language), jobs))
+        rewards = list(pool.map(
+            lambda job: verl_process_single_case(job[1], job[2], url, job[3], TIMEOUT_S.get(language, 5), language),
+            jobs))
     got = {case: reward for (case, *_), reward in zip(jobs, rewards, strict=True)}
     assert got == {case: _expected(language, case) for case in CASES}
 

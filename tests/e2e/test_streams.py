@@ -13,7 +13,7 @@ from playwright.sync_api import BrowserContext, expect
 from sqlalchemy import text
 
 from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
-from service.worker.retention import prune_streams
+from service.worker.retention import prune_cache, prune_streams
 from tests.e2e.conftest import Stack, wait_for_run
 from tests.e2e.test_dashboard import _console_errors, browser, session  # noqa: F401 - fixtures used by name
 
@@ -110,6 +110,16 @@ def test_retention_deletes_programs_and_outputs_and_keeps_the_counts(
             assert prune_streams(db, older_than_days=7) >= len(CALLS)
         with transaction(sessions) as db:
             assert prune_streams(db, older_than_days=7) == 0  # nothing left to prune
+        # The result cache holds outputs too: its entries older than the retention time go, the others stay.
+        with transaction(sessions) as db:
+            db.execute(text("INSERT INTO verdict_cache (key, verdict, stdout, created_at) VALUES "
+                            "(repeat('a', 64), 'passed', 'old output', now() - interval '8 days'), "
+                            "(repeat('b', 64), 'passed', 'new output', now())"))
+        with transaction(sessions) as db:
+            assert prune_cache(db, older_than_days=7) == 1
+        with transaction(sessions) as db:
+            left = db.execute(text("SELECT key FROM verdict_cache WHERE key IN (repeat('a', 64), repeat('b', 64))"))
+            assert [key[0] for key in left] == ["b" * 64]
     finally:
         engine.dispose()
 

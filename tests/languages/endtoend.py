@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox.languages import all_languages
 from service.formats.loader import to_problem
 from tests.e2e.conftest import Stack, wait_for_run
 from tests.languages.conftest import DATA, exceptions, humaneval_x_rows
@@ -178,34 +179,46 @@ def assert_toolchain(stack: Stack, language: str, dataset_name: str, prefix: str
     return languages[language]
 
 
-def check_run_code(stack: Stack, name: str, *, prints: str, raises: str, loops: str, broken: str, echoes: str) -> None:
+def check_run_code(stack: Stack, name: str, *, prints: str, raises: str, loops: str, broken: str, echoes: str,
+                   compile_timeout: float = 10, more: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """POST /run_code under the language's SandboxFusion name, through a worker and the real sandbox, answered as
-    SandboxFusion answers: `prints` prints 123 (Success, Finished, 0), `raises` ends with an error and `broken` does
-    not parse (Failed, Finished, non-zero), `loops` runs past its timeout (Failed, TimeLimitExceeded), and `echoes`
-    prints the line it reads from stdin (65535)."""
-    requests_ = {
-        "prints": ({"code": prints}, "Success", "Finished"),
-        "raises": ({"code": raises}, "Failed", "Finished"),
-        "loops": ({"code": loops, "run_timeout": 1}, "Failed", "TimeLimitExceeded"),
-        "broken": ({"code": broken}, "Failed", "Finished"),
-        "echoes": ({"code": echoes, "stdin": "65535\n"}, "Success", "Finished"),
-    }
+    SandboxFusion answers: `prints` prints 123 (Success, Finished, 0), `raises` ends with an error (Failed,
+    Finished, non-zero), `loops` runs past its timeout (Failed, TimeLimitExceeded), `broken` does not compile or
+    parse (Failed: in a compiled language with a failed compile_result and no run_result, else a non-zero exit),
+    and `echoes` prints the line it reads from stdin (65535). `more` are further programs (label: code) sent
+    alongside; every answer is returned, by label, for the language's own checks."""
+    programs = {"prints": {"code": prints}, "raises": {"code": raises}, "loops": {"code": loops, "run_timeout": 1},
+                "broken": {"code": broken}, "echoes": {"code": echoes, "stdin": "65535\n"},
+                **{label: {"code": code} for label, code in (more or {}).items()}}
     client = stack.client(timeout=300)
     stack.start_worker(concurrency=2)
     try:
         def post(body: dict[str, Any]) -> dict[str, Any]:
-            response = client.post("/run_code", json={"language": name, "run_timeout": 10, "compile_timeout": 10,
-                                                      **body})
+            body = {"language": name, "run_timeout": 10, "compile_timeout": compile_timeout, **body}
+            for _ in range(3):  # a busy machine answers 504, which SandboxFusion's clients retry
+                response = client.post("/run_code", json=body)
+                if response.status_code != 504:
+                    break
             assert response.status_code == 200, response.text
             return response.json()
 
-        with ThreadPoolExecutor(len(requests_)) as pool:
-            results = dict(zip(requests_, pool.map(post, [body for body, _, _ in requests_.values()]), strict=True))
+        with ThreadPoolExecutor(len(programs)) as pool:
+            answers = dict(zip(programs, pool.map(post, programs.values()), strict=True))
     finally:
         stack.stop_workers()
-    wrong = {label: result for label, result in results.items()
-             if (result["status"], result["run_result"]["status"]) != requests_[label][1:]}
+    expected = {"prints": ("Success", "Finished"), "raises": ("Failed", "Finished"),
+                "loops": ("Failed", "TimeLimitExceeded"), "echoes": ("Success", "Finished")}
+    wrong = {label: answers[label] for label, want in expected.items()
+             if (answers[label]["status"], (answers[label]["run_result"] or {}).get("status")) != want}
     assert not wrong, wrong
-    assert results["prints"]["run_result"]["return_code"] == 0 and results["prints"]["run_result"]["stdout"] == "123\n"
-    assert results["raises"]["run_result"]["return_code"] != 0 and results["broken"]["run_result"]["return_code"] != 0
-    assert results["echoes"]["run_result"]["stdout"] == "65535\n"
+    assert answers["prints"]["run_result"]["return_code"] == 0 and answers["prints"]["run_result"]["stdout"] == "123\n"
+    assert answers["raises"]["run_result"]["return_code"] != 0
+    assert answers["echoes"]["run_result"]["stdout"] == "65535\n"
+    broken_ = answers["broken"]
+    assert broken_["status"] == "Failed", broken_
+    compiled = next(language for language in all_languages().values() if name in language.run_code_names).compiled
+    if compiled:
+        assert broken_["run_result"] is None and broken_["compile_result"]["return_code"] != 0, broken_
+    else:
+        assert broken_["run_result"]["return_code"] != 0, broken_
+    return answers

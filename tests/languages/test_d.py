@@ -7,7 +7,6 @@ every stored MultiPL-E D row into a judge and a candidate (no container)."""
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -45,19 +44,6 @@ STDIO_SOLUTION = (
     "        auto v = line.split;\n        writeln(v[0].to!long + v[1].to!long);\n    }\n}\n"
 )
 # /run_code: SandboxFusion's request, a case per program (as tests/e2e/test_run_code_sandboxfusion.py's).
-RUN_CODE = {
-    "correct": ("import std.stdio, std.conv, std.string;\nvoid main() { writeln(2 * readln.strip.to!long); }", "21\n"),
-    "wrong": ("import std.stdio, std.conv, std.string;\nvoid main() { writeln(readln.strip.to!long + 1); }", "21\n"),
-    "loop": ("void main() { long i = 0; while (true) { i++; } }", ""),
-    "compile error": ("void main() { int x = ; }", ""),
-    "runtime error": ("void main() { throw new Exception(\"boom\"); }", ""),
-    "unittest passes": ("unittest\n{\n    assert(0 == 0);\n}\nvoid main(){}", ""),
-    "unittest fails": ("unittest\n{\n    assert(0 == 1);\n}\nvoid main(){}", ""),
-    "stdin": ("import std.stdio, std.algorithm, std.array, std.conv;\n"
-              "void main() { writeln(stdin.byLine.map!(l => l.split.map!(to!long).sum).sum); }", "1 2 3\n4\n"),
-}
-
-
 def test_every_row_splits_into_a_judge_and_a_candidate() -> None:
     rows = multipl_e_rows("d")
     assert len(rows) == 24 and set(SOLUTIONS) <= {row["name"] for row in rows} and len(SOLUTIONS) >= 10
@@ -112,25 +98,13 @@ def test_reference_rule() -> None:
 @pytest.mark.slow
 def test_d_end_to_end(stack: Stack) -> None:
     multipl_e = endtoend.multipl_e_case("d", completions())
-    client = stack.client(timeout=300)
-
-    def run_code(case: str) -> dict:
-        code, stdin = RUN_CODE[case]
-        response = client.post("/run_code", json={"code": code, "language": "D_ut", "stdin": stdin,
-                                                  "compile_timeout": 30, "run_timeout": 5 if case != "loop" else 1})
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    with ThreadPoolExecutor(2) as pool:
-        ran = pool.submit(lambda: dict(zip(RUN_CODE, map(run_code, RUN_CODE), strict=True)))
-        results = endtoend.check_language(stack, "d", {
-            "multipl-e-d": multipl_e,
-            "stdio-d": endtoend.stdio_case("d", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("long + v", "long - v"),
-                                           compile_error=STDIO_SOLUTION.replace("writeln", "writln"), more=(
-                ("stdio exception", "void main() { throw new Exception(\"boom\"); }", "error"),
-            )),
-        })
-        codes = ran.result()
+    results = endtoend.check_language(stack, "d", {
+        "multipl-e-d": multipl_e,
+        "stdio-d": endtoend.stdio_case("d", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("long + v", "long - v"),
+                                       compile_error=STDIO_SOLUTION.replace("writeln", "writln"), more=(
+            ("stdio exception", "void main() { throw new Exception(\"boom\"); }", "error"),
+        )),
+    })
     assert "AssertError@tests(" in results["HumanEval_23_strlen wrong"]["detail"]
     assert "object.Exception: boom" in results["HumanEval_23_strlen throws"]["detail"]
     assert "ArrayIndexError" in results["HumanEval_23_strlen index error"]["detail"]
@@ -138,16 +112,16 @@ def test_d_end_to_end(stack: Stack) -> None:
     assert "before its tests finished" in exits["detail"] and "ended_early" in exits["flags"]
     endtoend.assert_toolchain(stack, "d", "multipl-e-d", "LDC - the LLVM D compiler (1.30")
     # /run_code as SandboxFusion answers it.
-    assert codes["correct"]["status"] == "Success" and codes["correct"]["run_result"]["stdout"] == "42\n", codes
-    assert codes["wrong"]["status"] == "Success" and codes["wrong"]["run_result"]["stdout"] == "22\n"
-    assert codes["loop"]["status"] == "Failed" and codes["loop"]["run_result"]["status"] == "TimeLimitExceeded"
-    assert codes["compile error"]["status"] == "Failed" and codes["compile error"]["run_result"] is None
-    assert codes["compile error"]["compile_result"]["return_code"] != 0
-    assert codes["runtime error"]["status"] == "Failed" and codes["runtime error"]["run_result"]["return_code"] != 0
-    assert "object.Exception@main.d(1): boom" in codes["runtime error"]["run_result"]["stderr"]
-    assert codes["stdin"]["status"] == "Success" and codes["stdin"]["run_result"]["stdout"] == "10\n"
+    answers = endtoend.check_run_code(
+        stack, "D_ut", prints="import std.stdio;\nvoid main() { writeln(123); }",
+        raises="void main() { throw new Exception(\"boom\"); }", loops="void main() { long i = 0; while (true) { i++; } }",
+        broken="void main() { int x = ; }", compile_timeout=30,
+        echoes="import std.stdio, std.conv, std.string;\nvoid main() { writeln(readln.strip.to!long); }",
+        more={"unittest passes": "unittest\n{\n    assert(0 == 0);\n}\nvoid main(){}",
+              "unittest fails": "unittest\n{\n    assert(0 == 1);\n}\nvoid main(){}"})
+    assert "object.Exception@main.d(1): boom" in answers["raises"]["run_result"]["stderr"], answers["raises"]
     # D_ut builds with -unittest: the unittest blocks run in place of main, as under SandboxFusion's dmd.
-    assert codes["unittest passes"]["status"] == "Success", codes["unittest passes"]
-    assert codes["unittest passes"]["run_result"]["stderr"] == "1 modules passed unittests\n"
-    assert codes["unittest fails"]["status"] == "Failed" and codes["unittest fails"]["run_result"]["status"] == "Finished"
-    assert codes["unittest fails"]["run_result"]["return_code"] == 1
+    passes, fails = answers["unittest passes"], answers["unittest fails"]
+    assert passes["status"] == "Success" and passes["run_result"]["stderr"] == "1 modules passed unittests\n", passes
+    assert fails["status"] == "Failed" and fails["run_result"]["status"] == "Finished", fails
+    assert fails["run_result"]["return_code"] == 1, fails

@@ -6,7 +6,6 @@ judge and a candidate (no container)."""
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -90,33 +89,6 @@ def test_reference_rule() -> None:
     assert language.run_code_names == ("haskell",) and resolve("hs") is language
 
 
-def run_code(stack: Stack) -> dict[str, dict]:
-    """/run_code in Haskell (passk's own name: SandboxFusion has none): a program that prints, a failed assertion,
-    a timeout, a compile error and a stdin program, side by side."""
-    programs = {
-        "print": {"code": 'main :: IO ()\nmain = putStrLn "123"'},
-        "error": {"code": 'main :: IO ()\nmain = if 1 + 1 == (3 :: Int) then pure () else error "assertion failed"'},
-        "timeout": {"code": "main :: IO ()\nmain = print (length [1 ..])", "run_timeout": 1},
-        "compile error": {"code": 'main :: IO ()\nmain = putStrLn (1 :: Int)'},
-        "stdin": {"code": "main :: IO ()\nmain = getLine >>= print . (read :: String -> Int)", "stdin": "65535"},
-    }
-    stack.start_worker(concurrency=2)
-    try:
-        with stack.client(timeout=180) as client, ThreadPoolExecutor(len(programs)) as pool:
-            def post(request: dict) -> dict:
-                body = {"language": "haskell", "compile_timeout": 30, "run_timeout": 10, "memory_limit_MB": -1,
-                        "files": {}, "fetch_files": [], **request}
-                for _ in range(3):  # a busy machine answers 504, which SandboxFusion's clients retry
-                    response = client.post("/run_code", json=body)
-                    if response.status_code != 504:
-                        break
-                assert response.status_code == 200, response.text
-                return response.json()
-            return dict(zip(programs, pool.map(post, programs.values()), strict=True))
-    finally:
-        stack.stop_workers()
-
-
 @pytest.mark.slow
 def test_haskell_end_to_end(stack: Stack) -> None:
     multipl_e = endtoend.multipl_e_case("hs", completions())
@@ -131,13 +103,10 @@ def test_haskell_end_to_end(stack: Stack) -> None:
     assert "raised ErrorCall: boom" in results["HumanEval_23_strlen throws"]["detail"]
     endtoend.assert_toolchain(stack, "haskell", "multipl-e-haskell", "The Glorious Glasgow Haskell Compilation System, version 9.0")
 
-    answers = run_code(stack)
-    assert answers["print"]["status"] == "Success" and answers["print"]["run_result"]["stdout"] == "123\n", answers
-    failed = answers["error"]
-    assert failed["status"] == "Failed" and failed["run_result"]["status"] == "Finished", failed
-    assert failed["run_result"]["return_code"] == 1 and "assertion failed" in failed["run_result"]["stderr"], failed
-    assert answers["timeout"]["run_result"]["status"] == "TimeLimitExceeded", answers["timeout"]
-    compile_error = answers["compile error"]
-    assert compile_error["status"] == "Failed" and compile_error["run_result"] is None, compile_error
-    assert compile_error["compile_result"]["return_code"] != 0, compile_error
-    assert answers["stdin"]["status"] == "Success" and answers["stdin"]["run_result"]["stdout"] == "65535\n", answers
+    # /run_code under passk's own name (SandboxFusion has no Haskell).
+    answers = endtoend.check_run_code(
+        stack, "haskell", prints='main :: IO ()\nmain = putStrLn "123"', compile_timeout=30,
+        raises='main :: IO ()\nmain = if 1 + 1 == (3 :: Int) then pure () else error "assertion failed"',
+        loops="main :: IO ()\nmain = print (length [1 ..])", broken="main :: IO ()\nmain = putStrLn (1 :: Int)",
+        echoes="main :: IO ()\nmain = getLine >>= print . (read :: String -> Int)")
+    assert "assertion failed" in answers["raises"]["run_result"]["stderr"], answers["raises"]

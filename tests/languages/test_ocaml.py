@@ -6,7 +6,6 @@ every stored MultiPL-E OCaml row into a judge and a candidate, typed from the pr
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -100,33 +99,6 @@ def test_reference_rule() -> None:
     assert resolve("ml") is language
 
 
-def run_code(stack: Stack) -> dict[str, dict]:
-    """/run_code in OCaml (passk's own name: SandboxFusion has none): a program that prints, a failed assert, a
-    timeout, a compile error and a stdin program, side by side."""
-    programs = {
-        "print": {"code": 'let () = print_endline "123"'},
-        "assert": {"code": "let () = assert (1 = 2)"},
-        "timeout": {"code": "let () = while true do () done", "run_timeout": 1},
-        "compile error": {"code": 'let () = print_int "x"'},
-        "stdin": {"code": 'let () = Scanf.scanf " %d" (fun n -> Printf.printf "%d\\n" n)', "stdin": "65535"},
-    }
-    stack.start_worker(concurrency=2)
-    try:
-        with stack.client(timeout=120) as client, ThreadPoolExecutor(len(programs)) as pool:
-            def post(request: dict) -> dict:
-                body = {"language": "ocaml", "compile_timeout": 10, "run_timeout": 10, "memory_limit_MB": -1,
-                        "files": {}, "fetch_files": [], **request}
-                for _ in range(3):  # a busy machine answers 504, which SandboxFusion's clients retry
-                    response = client.post("/run_code", json=body)
-                    if response.status_code != 504:
-                        break
-                assert response.status_code == 200, response.text
-                return response.json()
-            return dict(zip(programs, pool.map(post, programs.values()), strict=True))
-    finally:
-        stack.stop_workers()
-
-
 @pytest.mark.slow
 def test_ocaml_end_to_end(stack: Stack) -> None:
     multipl_e = endtoend.multipl_e_case("ml", completions())
@@ -145,13 +117,10 @@ def test_ocaml_end_to_end(stack: Stack) -> None:
     assert "does not compile" in results["HumanEval_12_longest correct"]["detail"]
     endtoend.assert_toolchain(stack, "ocaml", "multipl-e-ocaml", "The OCaml toplevel, version 4.13")
 
-    answers = run_code(stack)
-    assert answers["print"]["status"] == "Success" and answers["print"]["run_result"]["stdout"] == "123\n", answers
-    failed = answers["assert"]
-    assert failed["status"] == "Failed" and failed["run_result"]["status"] == "Finished", failed
-    assert failed["run_result"]["return_code"] == 2 and "Assert_failure" in failed["run_result"]["stderr"], failed
-    assert answers["timeout"]["run_result"]["status"] == "TimeLimitExceeded", answers["timeout"]
-    compile_error = answers["compile error"]
-    assert compile_error["status"] == "Failed" and compile_error["run_result"] is None, compile_error
-    assert compile_error["compile_result"]["return_code"] != 0, compile_error
-    assert answers["stdin"]["status"] == "Success" and answers["stdin"]["run_result"]["stdout"] == "65535\n", answers
+    # /run_code under passk's own name (SandboxFusion has no OCaml).
+    answers = endtoend.check_run_code(
+        stack, "ocaml", prints='let () = print_endline "123"', raises="let () = assert (1 = 2)",
+        loops="let () = while true do () done", broken='let () = print_int "x"',
+        echoes='let () = Scanf.scanf " %d" (fun n -> Printf.printf "%d\\n" n)')
+    assert answers["raises"]["run_result"]["return_code"] == 2, answers["raises"]
+    assert "Assert_failure" in answers["raises"]["run_result"]["stderr"], answers["raises"]

@@ -5,7 +5,15 @@ with Python's judges (a forged pass fails as in Python); the same program under 
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
 from sandbox.languages import get
+from service.api.judge import service as judge_service
+from service.api.judge.schemas import JudgeRequest
+from service.api.runcode import service as runcode_service
+from service.api.runcode.schemas import RunCodeRequest
+from service.core.settings import Settings
 from service.formats import registry
 from tests.e2e.conftest import Stack
 from tests.languages import endtoend
@@ -28,6 +36,18 @@ def test_a_variant_of_python() -> None:
     assert science.family == "python" and not science.native and science.own_image and not python.own_image
     assert registry.allows_language("humaneval", "python-science") and registry.allows_language("stdio", "python-science")
     assert not registry.allows_language("multipl-e", "python-science")
+
+
+def test_an_operator_sends_sandboxfusions_python_to_python_science() -> None:
+    """PASSK_RUN_CODE_LANGUAGES: unmodified verl sends `python` for programs that import NumPy."""
+    mapped = Settings(run_code_languages={"python": "python-science"})
+    code = RunCodeRequest(language="python", code="import numpy")
+    assert runcode_service.language_of(Settings(), code).name == "python"
+    assert runcode_service.language_of(mapped, code).name == "python-science"
+    judged = JudgeRequest(language="python", problem=PROBLEM, completion="    return 0\n")
+    assert judge_service.language_of(mapped, judged).name == "python-science"
+    with pytest.raises(ValidationError, match="passk has no language 'python-sciense'"):
+        Settings(run_code_languages={"python": "python-sciense"})
 
 
 def test_python_science_end_to_end(stack: Stack) -> None:

@@ -125,8 +125,9 @@ _RUN = text("SELECT status FROM runs WHERE id = :id")
 _HANDED_OUT = text("SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM sample_events")
 # For the horizon: the xmin of the statement's snapshot (every transaction whose xid is below it has ended), and
 # the next xid to be assigned, read in the statement (so after _HANDED_OUT). PostgreSQL has no function for the
-# latter that does not assign an xid of its own; age(x) is the distance from it (read once per transaction) to
-# x, so it is the xmin's 64-bit value plus the age of its 32-bit one. Not the snapshot's xmax: that is one past
+# latter that does not assign an xid of its own; age(x) is the distance from it (read once per transaction, and
+# only in a transaction without an xid, as a stream's reads are) to x, so it is the xmin's 64-bit value plus the
+# age of its 32-bit one. Not the snapshot's xmax: that is one past
 # the latest *completed* xid, and a transaction that took its xid after that one and is still open is neither
 # below it nor in the snapshot's list of open ones.
 SNAPSHOT_COLUMNS = """

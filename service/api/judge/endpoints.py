@@ -35,7 +35,7 @@ async def judge(
     principal: CallerDep, stream: StreamHeader = None,
 ) -> JudgeResponse:
     stream = stream_of(stream, "judge")
-    language = judge_service.language_of(body)
+    language = judge_service.language_of(settings, body)
     run = await run_and_wait(
         request, response, session, principal,
         lambda: judge_service.submit(session, settings, principal, body, language, stream),

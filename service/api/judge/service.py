@@ -35,9 +35,9 @@ class NotJudged(APIError):
         self.headers = {"Retry-After": "5"}
 
 
-def language_of(body: JudgeRequest) -> Language:
-    """passk's name or alias for the language, or SandboxFusion's."""
-    by_run_code_name = run_code_names()
+def language_of(settings: Settings, body: JudgeRequest) -> Language:
+    """passk's name or alias for the language, or SandboxFusion's (with the operator's mapping over it)."""
+    by_run_code_name = run_code_names(settings)
     if body.language in by_run_code_name:
         return by_run_code_name[body.language]
     try:

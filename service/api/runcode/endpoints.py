@@ -36,7 +36,7 @@ async def run_code(
     principal: CallerDep, stream: StreamHeader = None,
 ) -> RunCodeResponse:
     stream = stream_of(stream, "run_code")
-    language = runcode_service.language_of(body)
+    language = runcode_service.language_of(settings, body)
     bounds = runcode_service.limits(settings, language, body)
     # What the client waits for (its compile_timeout even where nothing compiles), less a margin for the way back.
     budget = min(settings.max_wait_s, bounds.run_s + body.compile_timeout + ANSWER_ALLOWANCE_S)

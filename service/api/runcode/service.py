@@ -43,9 +43,11 @@ def problem_key(language: str) -> str:
     return f"run_code/{language}"
 
 
-def names() -> dict[str, Language]:
-    """SandboxFusion's language name -> passk's language, for every language passk has."""
-    return {name: language for language in languages.all_languages().values() for name in language.run_code_names}
+def names(settings: Settings) -> dict[str, Language]:
+    """SandboxFusion's language name -> passk's language, for every language passk has, with the operator's
+    mapping over it (PASSK_RUN_CODE_LANGUAGES)."""
+    known = {name: language for language in languages.all_languages().values() for name in language.run_code_names}
+    return known | {name: languages.resolve(target) for name, target in settings.run_code_languages.items()}
 
 
 @dataclass
@@ -101,8 +103,8 @@ async def _dataset_id(session: AsyncSession, principal: Principal, language: str
     return created.id
 
 
-def language_of(body: RunCodeRequest) -> Language:
-    known = names()
+def language_of(settings: Settings, body: RunCodeRequest) -> Language:
+    known = names(settings)
     if body.language not in known:
         raise InvalidInput(
             ["body", "language"],

@@ -317,7 +317,8 @@ LANGUAGE = Language(
         + " && cd build && " + " ".join(_scalac(f"{_CONTEXT}/Dynamic.scala", f"{_CONTEXT}/Sample.scala",
                                                 archive=f"-XX:ArchiveClassesAtExit={SCALAC_ARCHIVE}"))
         + f" && cd .. && jar cf {PASSK_JAR} -C build . && rm -rf build"
-        + f" && java {' '.join(JVM_FLAGS[:3])} {OPEN_IO} -XX:ArchiveClassesAtExit={RUN_ARCHIVE} -cp {ARCHIVED_CLASSPATH} passk.Sample"
+        + f" && java {' '.join(JVM_FLAGS[:3])} {OPEN_IO} -XX:ArchiveClassesAtExit={RUN_ARCHIVE}"
+        + f" -cp {ARCHIVED_CLASSPATH} passk.Sample"
         + f" && chmod -R a+rX {PASSK_HOME}",
     ),
     context_files=(("sandbox/languages/scala/Dynamic.scala", "scala/Dynamic.scala"),
@@ -335,6 +336,8 @@ LANGUAGE = Language(
     version=("sh", "-c", "scala -version 2>&1"),
     compile_time_limit_s=60.0,
     compile_memory_bytes=1024 * MB,
+    # scalac reads no file a program names: a compile gaining no CPU stalled on a loaded machine, and waits.
+    watch_compile_idle=False,
     **own_heap(run_memory_flags, pids=128),
     stderr_verdicts=(
         (r"java\.lang\.OutOfMemoryError", "memory"),

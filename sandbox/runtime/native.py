@@ -106,7 +106,8 @@ class _Context:
         setup = Setup(owner, cwd, _env(cwd, spec), limit,  # type: ignore[arg-type]
                        int(spec.compile_memory_bytes) if self.limit_as else None, self.scratch_bytes, {})  # type: ignore[union-attr]
         return exec_step(argv, setup, compile_wall_s(spec, self.wall_factor), None, self.excerpt, 16384,
-                         self.host_stdin, self.cpus, idle_s=builds.COMPILE_IDLE_S)
+                         self.host_stdin, self.cpus,
+                         idle_s=builds.COMPILE_IDLE_S if spec.watch_compile_idle else None)  # type: ignore[union-attr]
 
 
 def run_job(job: Job, frame: Frame, sequence: int, host_stdin: int, zygote_pid: int) -> tuple[dict, str | None]:

@@ -1,13 +1,12 @@
 """Scala end to end: MultiPL-E's Scala rows with right and wrong completions, broken variants (an exception, an
 infinite loop, a memory hog, an early exit, a compile error) and a stdio problem (right and wrong), through the API
 over HTTP, a worker process and the Scala sandbox image (built on demand); /run_code under SandboxFusion's name
-`scala` (a right program reading stdin, a looping, a failing-to-compile and a throwing one); and the split of every
-stored MultiPL-E Scala row into a judge and a candidate (no container)."""
+`scala` (a printing, a throwing, a looping, a failing-to-compile and a stdin-reading program); and the split of
+every stored MultiPL-E Scala row into a judge and a candidate (no container)."""
 
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -61,15 +60,6 @@ STDIO_SOLUTION = (
     "    for (line <- scala.io.Source.stdin.getLines()) {\n      val v = line.trim.split(\" \").map(_.toLong)\n"
     "      println(v(0) + v(1))\n    }\n  }\n}\n"
 )
-RUN_CODE = {
-    "loop": ("object Main extends App {\n  var i = 0L\n  while (true) { i += 1 }\n}\n", ""),
-    "compile error": ("object Main extends App {\n  val x: Int = \n}\n", ""),
-    "runtime error": ("object Main extends App {\n  throw new RuntimeException(\"boom\")\n}\n", ""),
-    "stdin": ("object Main extends App {\n  println(scala.io.Source.stdin.getLines().flatMap(_.trim.split(\" \"))"
-              ".filter(_.nonEmpty).map(_.toLong).sum)\n}\n", "1 2 3\n4\n"),
-}
-
-
 def test_every_row_splits_into_a_judge_and_a_candidate() -> None:
     rows = multipl_e_rows("scala")
     assert len(rows) == 25 and set(SOLUTIONS) <= {row["name"] for row in rows} and len(SOLUTIONS) >= 10
@@ -114,34 +104,23 @@ def test_reference_rule() -> None:
 @pytest.mark.slow
 def test_scala_end_to_end(stack: Stack) -> None:
     multipl_e = endtoend.multipl_e_case("scala", completions())
-    client = stack.client(timeout=300)
-
-    def run_code(case: str) -> dict:
-        code, stdin = RUN_CODE[case]
-        response = client.post("/run_code", json={"code": code, "language": "scala", "stdin": stdin,
-                                                  "compile_timeout": 60, "run_timeout": 10 if case != "loop" else 1})
-        assert response.status_code == 200, response.text
-        return response.json()
-
     results = endtoend.check_language(stack, "scala", {
         "multipl-e-scala": multipl_e,
         "stdio-scala": endtoend.stdio_case("scala", STDIO_SOLUTION, wrong=STDIO_SOLUTION.replace("v(0) + v", "v(0) - v"),
                                            time_limit_s=5.0),
     })
-    # /run_code after the runs, so that no request waits for a worker behind their samples.
-    stack.start_worker(concurrency=2)
-    try:
-        with ThreadPoolExecutor(len(RUN_CODE)) as pool:
-            codes = dict(zip(RUN_CODE, pool.map(run_code, RUN_CODE), strict=True))
-    finally:
-        stack.stop_workers()
     assert "AssertionError" in results["HumanEval_23_strlen wrong"]["detail"]
     assert "boom" in results["HumanEval_23_strlen throws"]["detail"]
     exits = results["HumanEval_23_strlen exits"]
     assert "ended_early" in exits["flags"]
     endtoend.assert_toolchain(stack, "scala", "multipl-e-scala", "Scala code runner version 2.11")
-    assert codes["loop"]["status"] == "Failed" and codes["loop"]["run_result"]["status"] == "TimeLimitExceeded"
-    assert codes["compile error"]["status"] == "Failed" and codes["compile error"]["run_result"] is None
-    assert codes["runtime error"]["status"] == "Failed" and codes["runtime error"]["run_result"]["return_code"] != 0
-    assert "boom" in codes["runtime error"]["run_result"]["stderr"]
-    assert codes["stdin"]["status"] == "Success" and codes["stdin"]["run_result"]["stdout"] == "10\n"
+
+    # /run_code under SandboxFusion's name, after the runs (so that no request waits behind their samples).
+    answers = endtoend.check_run_code(
+        stack, "scala", compile_timeout=60,
+        prints="object Main extends App {\n  println(123)\n}\n",
+        raises="object Main extends App {\n  throw new RuntimeException(\"boom\")\n}\n",
+        loops="object Main extends App {\n  var i = 0L\n  while (true) { i += 1 }\n}\n",
+        broken="object Main extends App {\n  val x: Int = \n}\n",
+        echoes="object Main extends App {\n  println(scala.io.StdIn.readLine().trim.toLong)\n}\n")
+    assert "boom" in answers["raises"]["run_result"]["stderr"], answers["raises"]

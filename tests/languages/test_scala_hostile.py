@@ -3,8 +3,8 @@
 Each trick a forger has in Scala (sys.exit / halt in the call or in the object's initialiser, shutdown hooks, lines
 that look like a pass, forged answers and garbage on the reply descriptor, killing every other process), each around
 a wrong answer: none passes, none is `sandbox_error`, and each carries the flag its trick must raise. The judge is a
-JVM of its own that holds none of the model's code, so only bytes on the wire reach it. A judge's compile that stalls
-is a wall-clock timeout (re-run alone), never a `sandbox_error`.
+JVM of its own that holds none of the model's code, so only bytes on the wire reach it. A compile that stalls is
+never a `sandbox_error` nor the program's compile error.
 """
 
 from __future__ import annotations
@@ -69,12 +69,18 @@ def test_attacks_never_pass(sandbox: tuple) -> None:
 
 
 @pytest.mark.slow
-def test_a_stalled_judge_compile_is_never_a_sandbox_error(sandbox: tuple) -> None:
-    """A compile of the judge (trusted code) that gains no CPU stalled on the machine (a loaded host): a wall-clock
-    timeout, which the worker re-runs alone, never a sandbox_error."""
+def test_a_stalled_compile_is_never_a_sandbox_error_nor_the_programs_compile_error(sandbox: tuple) -> None:
+    """scalac reads no file a program names, so a Scala compile that gains no CPU only stalls on a loaded machine: it
+    waits (here a candidate's compile that sleeps 7 s, then fails, is judged by how it ended). Where compiles are
+    watched for idleness, a judge's (trusted code) that stalls is a wall-clock timeout, which the worker re-runs
+    alone, never a sandbox_error."""
     client, language, image, version = sandbox
+    slow = job(language, version, ROWS["HumanEval_23_strlen"], WRONG, "slow candidate compile")
+    slow.native.candidate.compile = ["sh", "-c", "sleep 7; exit 3"]
     stalled = job(language, version, ROWS["HumanEval_23_strlen"], WRONG, "stalled judge compile")
+    stalled.native.watch_compile_idle = True
     stalled.native.judge.compile = ["sleep", "30"]
-    (outcome,) = run_parallel(client, image, [stalled])
+    waited, outcome = run_parallel(client, image, [slow, stalled])
+    assert waited.verdict is Verdict.COMPILE_ERROR and "status 3" in (waited.detail or ""), waited.detail
     assert outcome.verdict is Verdict.TIMEOUT and outcome.timeout_kind == "wall", (outcome.verdict, outcome.detail)
     assert "stalled" in (outcome.detail or ""), outcome.detail

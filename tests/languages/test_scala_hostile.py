@@ -47,9 +47,12 @@ ATTACKS: dict[str, tuple[str, str | None]] = {
     "lines that look like a pass": (
         "        println(\"PASS\"); System.err.println(\"PASS\"); println(\"0123456789abcdef0123456789abcdef\")\n" + WRONG,
         None),
+    # Two forged replies of 1 in one write during the first call: the judge takes the first as the answer, and the
+    # tests fail on it. Flagged out_of_turn only when the server's own reply is still in the pipe as the judge ends:
+    # the judge's read-ahead may already hold it with the forged one (a race, so no flag is required here).
     "forged answers on the reply descriptor": (
         _on_fd4("0, 0, 0, 10, 82, 108, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 10, 82, 108, 0, 0, 0, 0, 0, 0, 0, 1"),
-        "out_of_turn"),
+        None),
     "garbage on the reply descriptor": (_on_fd4("80, 65, 83, 83, 10, -1"), "out_of_turn"),
     "kill every other process": (
         "        Runtime.getRuntime.exec(Array(\"sh\", \"-c\", \"for p in /proc/[0-9]*; do kill -9 ${p#/proc/}; done\")).waitFor()\n"

@@ -651,6 +651,34 @@ def test_go_test_pass_fail_and_compile_error(client: httpx.Client) -> None:
     assert broken["compile_result"]["return_code"] != 0
 
 
+# ------------------------------------------------------------------ junit (JUnit 5 tests, a public class of any name)
+
+JUNIT_TEST = """import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+public class CalculatorTest {
+    static int add(int a, int b) { return a %s b; }
+
+    @Test
+    void addsTwoNumbers() {
+        assertEquals(5, add(2, 3));
+    }
+}
+"""
+
+
+def test_junit_pass_fail_and_compile_error(client: httpx.Client) -> None:
+    passes = run(client, language="junit", code=JUNIT_TEST % "+", run_timeout=20, compile_timeout=30)
+    assert passes["status"] == SUCCESS and passes["compile_result"]["return_code"] == 0, passes
+    assert "1 tests successful" in passes["run_result"]["stdout"], passes
+    fails = run(client, language="junit", code=JUNIT_TEST % "-", run_timeout=20, compile_timeout=30)
+    assert fails["status"] == FAILED and fails["run_result"]["status"] == FINISHED, fails
+    assert "1 tests failed" in fails["run_result"]["stdout"] and "expected: <5> but was: <-1>" in fails["run_result"]["stdout"]
+    broken = run(client, language="junit", code=JUNIT_TEST % "+ (", run_timeout=20, compile_timeout=30)
+    assert broken["status"] == FAILED and broken["run_result"] is None, broken
+    assert broken["compile_result"]["return_code"] != 0
+
+
 def test_test_framework_modes_are_not_dataset_languages(client: httpx.Client) -> None:
     problem = {"id": "p", "prompt": "", "entry_point": "f", "test": "def check(candidate):\n    pass\n"}
     response = client.post("/v1/datasets", json={"name": "modes", "language": "python-pytest", "problems": [problem]})
@@ -885,7 +913,7 @@ def _basic_url(stack: LocalStack) -> str:
 
 
 def test_verl_programs_cover_every_language() -> None:
-    """Every language on /run_code; its test-framework modes (pytest, go_test) are tested above."""
+    """Every language on /run_code; its test-framework modes (pytest, go_test, junit) are tested above."""
     known = run_code_names(Settings())
     assert set(PROGRAMS) == {name for name, language in known.items() if not language.run_code_only}
 

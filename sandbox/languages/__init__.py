@@ -15,7 +15,7 @@ __all__ = ["DEFAULT", "MODULES", "Language", "all_languages", "get", "resolve"]
 
 # Module names under sandbox/languages/, in the order they are listed.
 MODULES = ("python", "python_science", "cpp", "java", "javascript", "typescript", "go", "rust", "ruby", "lua",
-           "php", "perl", "bash", "r", "csharp", "d", "elixir", "racket", "ocaml", "haskell")
+           "php", "perl", "bash", "r", "csharp", "d", "elixir", "racket", "ocaml", "haskell", "clojure")
 # The language of a dataset that names none.
 DEFAULT = "python"
 

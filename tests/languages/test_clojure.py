@@ -41,7 +41,8 @@ STDIO_SOLUTION = ("(doseq [line (line-seq (java.io.BufferedReader. *in*))]\n"
 def completions() -> dict[str, dict[str, tuple[str, str]]]:
     """problem -> label -> (completion, verdict)."""
     found = {problem: {f"{problem} {kind}": (text, "error" if "unsolvable" in SOLUTIONS[problem] else VERDICTS[kind])
-                       for kind, text in SOLUTIONS[problem].items() if kind in ("correct", "wrong")}
+                       for kind, text in SOLUTIONS[problem].items()
+                       if kind == "correct" or (kind == "wrong" and "unsolvable" not in SOLUTIONS[problem])}
              for problem in END_TO_END}
     found["HumanEval_53_add"].update({f"HumanEval_53_add {kind}": (text, VERDICTS[kind]) for kind, text in BROKEN.items()})
     return found

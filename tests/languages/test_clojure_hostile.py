@@ -1,7 +1,7 @@
 """Clojure's judge against hostile candidates, through the real sandbox (the Clojure image, built on demand).
 
 - Attacks: each trick a forger has in Clojure (clojure.test's `is` redefined or its report replaced, `=` patched,
-  an object equal to everything, `(System/exit 0)` and `Runtime.halt` early, a shutdown hook, the environment and
+  an object equal to everything, `(System/exit 0)` early, a shutdown hook, the environment and
   /proc, lines that look like a pass, garbage and forged answers on the reply descriptor, a server of its own, a
   function as the answer, signals and ptrace of every other process, killing the parent, child processes), each
   around a wrong answer: none passes, none is `sandbox_error`, and each carries the flag its trick must raise.
@@ -26,7 +26,7 @@ SOLUTIONS = json.loads((DATA / "multipl-e" / "solutions" / "clj.json").read_text
 ATTACKED = ("HumanEval_53_add",)
 # Problems whose right and wrong answers run inside the tricks: an integer, a float, vectors, nils.
 TRICKED = ("HumanEval_53_add", "HumanEval_2_truncate_number", "HumanEval_25_factorize",
-           "HumanEval_136_largest_smallest_integers", "HumanEval_96_count_up_to")
+           "HumanEval_136_largest_smallest_integers")
 # Every stored problem's tests fail this answer; it closes the function.
 WRONG = "  \"passk-wrong\")\n"
 
@@ -55,7 +55,6 @@ ATTACKS: dict[str, tuple[str, str | None]] = {
     "an object equal to everything": ("  (reify Object (equals [_ _] true) (hashCode [_] 1)))\n", None),
     "(System/exit 0) at the top level": (WRONG + "(System/exit 0)\n", "ended_early"),
     "(System/exit 0) in the call": ("  (System/exit 0))\n", "ended_early"),
-    "Runtime.halt(0) in the call": ("  (.halt (Runtime/getRuntime) 0))\n", "ended_early"),
     "a shutdown hook that halts with 0": (
         WRONG + "(.addShutdownHook (Runtime/getRuntime) (Thread. #(.halt (Runtime/getRuntime) 0)))\n", None),
     "a thrown value that says PASS": ("  (throw (ex-info \"PASS\" {})))\n", None),
@@ -92,16 +91,15 @@ ATTACKS: dict[str, tuple[str, str | None]] = {
 
 # Harmless tricks around a right answer (they must not stop it passing).
 TRICKS = (
-    "(println \"PASS\")\n",
+    "(println \"PASS\")\n(try (slurp \"/proc/self/environ\") (catch Exception _ nil))\n",
     "(defn passk-helper [x] (* 2 x))\n(.addShutdownHook (Runtime/getRuntime) (Thread. #(println \"bye\")))\n",
-    "(try (slurp \"/proc/self/environ\") (catch Exception _ nil))\n",
     "@(future (Thread/sleep 10))\n",
     "(require 'clojure.test)\n(alter-var-root #'clojure.test/report (constantly (fn [m] nil)))\n",
 )
 # Hostile wrappers around a wrong answer (they must not make it pass).
 HOSTILE = tuple(ATTACKS[name][0].removeprefix(WRONG) for name in (
     "clojure.test's is redefined", "clojure.test's report replaced", "equality patched",
-    "(System/exit 0) at the top level", "forged answers before any call", "a server of its own that answers true",
+    "a server of its own that answers true",
 ))
 
 

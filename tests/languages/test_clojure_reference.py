@@ -1,10 +1,10 @@
 """Clojure against MultiPL-E's own evaluation (evaluation/src/eval_clj.py: the Clojure CLI's `clojure
 -J-Dclojure.main.report=stderr -M <file>`, here the JVM command it runs, as Debian's `clojure` script takes neither
 option; 15 s; a pass is exit status 0 with clojure.test's summary "0 failures, 0 errors." on stdout), run in the same
-Clojure image on the same programs: the right, wrong, raising, memory-hungry, exiting and unreadable completions of
-one problem (not the looping one: it would spin for MultiPL-E's whole 15 s), the right and wrong ones of a few more
-(a float, a vector, nils), a problem whose prompt does not read, a crash of the JVM, and the forged-pass attacks that
-do not reach outside the one process. passk and MultiPL-E agree on every program but those listed in
+Clojure image on the same programs: the right, wrong, raising, exiting and unreadable completions of one problem (not
+the looping one, which would spin for MultiPL-E's whole 15 s, nor the memory-hungry one, which fills the JVM's default
+heap five times over there), the right and wrong ones of two more (a vector, nils), a problem whose prompt does not
+read, a crash of the JVM, and the forged-pass attacks that do not reach outside the one process. passk and MultiPL-E agree on every program but those listed in
 tests/data/multipl_e_differences.json, each with its reason (all of them forged passes MultiPL-E accepts)."""
 
 from __future__ import annotations
@@ -24,12 +24,10 @@ DIFFERENCES = json.loads((DATA / "multipl_e_differences.json").read_text())["clo
 # Attacks that stay inside the program's own process (the others signal or kill every process of their uid, the
 # reference harness's too).
 IN_PROCESS = ("clojure.test's is redefined", "clojure.test's report replaced", "equality patched",
-              "an object equal to everything", "(System/exit 0) at the top level", "(System/exit 0) in the call",
-              "Runtime.halt(0) in the call", "a shutdown hook that halts with 0", "a thrown value that says PASS",
-              "lines that look like a pass", "forged answers before any call")
+              "an object equal to everything", "(System/exit 0) at the top level", "a shutdown hook that halts with 0",
+              "lines that look like a pass")
 # Problems whose right and wrong answers both harnesses judge, beside every completion of HumanEval_53_add.
-COMPARED = ("HumanEval_53_add", "HumanEval_2_truncate_number", "HumanEval_25_factorize",
-            "HumanEval_136_largest_smallest_integers")
+COMPARED = ("HumanEval_53_add", "HumanEval_25_factorize", "HumanEval_136_largest_smallest_integers")
 
 
 def programs() -> dict[str, tuple[str, str]]:
@@ -37,7 +35,7 @@ def programs() -> dict[str, tuple[str, str]]:
     found = {f"{problem} {kind}": (problem, text) for problem in COMPARED for kind, text in SOLUTIONS[problem].items()
              if kind in ("correct", "wrong")}
     found.update({f"HumanEval_53_add {kind}": ("HumanEval_53_add", text) for kind, text in BROKEN.items()
-                  if kind != "loops"})
+                  if kind not in ("loops", "memory")})
     found["HumanEval_12_longest correct"] = ("HumanEval_12_longest", SOLUTIONS["HumanEval_12_longest"]["correct"])
     found["HumanEval_53_add crashes"] = (
         "HumanEval_53_add", "  (let [f (.getDeclaredField sun.misc.Unsafe \"theUnsafe\")]\n"

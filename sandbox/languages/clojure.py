@@ -42,8 +42,8 @@ CLOJURE_JAR = "/usr/share/java/clojure-1.11.jar"
 CLASSPATH = f"{CLOJURE_JAR}:{PASSK_JAR}"
 RUN_ARCHIVE = f"{RUNTIME_DIR}/run.jsa"
 RUNTIME_FILES = ("wire.clj", "server.clj", "judge.clj", "run.clj")
-# JVM flags for fast start-up of short programs (as Java's), no error report in a file under /tmp, java.io open to passk's
-# runtime (it names the inherited descriptors 3-5 through FileDescriptor's field).
+# JVM flags for fast start-up of short programs (as Java's), no error report in a file under /tmp, java.io open to
+# passk's runtime (it names the inherited descriptors 3-5 through FileDescriptor's field).
 JVM_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-XX:-UsePerfData", "-Xshare:auto",
              "-Dclojure.main.report=stderr", "--add-opens=java.base/java.io=ALL-UNNAMED")
 RUN_FLAGS = (*JVM_FLAGS, f"-XX:SharedArchiveFile={RUN_ARCHIVE}", "-cp", CLASSPATH)
@@ -136,8 +136,8 @@ STDERR_VERDICTS = (
 _CONTEXT = "/passk-context/clojure"
 # What the class-data-sharing archive is dumped from: Clojure, clojure.test and passk's runtime loaded and the codec
 # used once.
-_ARCHIVE_SAMPLE = ("(require 'clojure.test 'passk.server 'passk.judge 'passk.run) (passk.wire/decode (passk.wire/encode "
-                   "[1 2.5 \\\\c \\\"s\\\" :k 'x 1/2 (list 1) {1 #{2}} nil true 1N]))")
+_ARCHIVE_SAMPLE = ("(require 'clojure.test 'passk.server 'passk.judge 'passk.run)"
+                   " (passk.wire/decode (passk.wire/encode [1 2.5 \\\\c \\\"s\\\" :k 'x 1/2 (list 1) {1 #{2}} nil true 1N]))")
 
 LANGUAGE = Language(
     name="clojure",

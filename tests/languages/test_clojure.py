@@ -44,7 +44,8 @@ def completions() -> dict[str, dict[str, tuple[str, str]]]:
                        for kind, text in SOLUTIONS[problem].items()
                        if kind == "correct" or (kind == "wrong" and "unsolvable" not in SOLUTIONS[problem])}
              for problem in END_TO_END}
-    found["HumanEval_53_add"].update({f"HumanEval_53_add {kind}": (text, VERDICTS[kind]) for kind, text in BROKEN.items()})
+    found["HumanEval_53_add"].update({f"HumanEval_53_add {kind}": (text, VERDICTS[kind])
+                                      for kind, text in BROKEN.items()})
     return found
 
 
@@ -66,7 +67,8 @@ def test_every_row_splits_into_a_judge_and_a_candidate() -> None:
 
 def test_stub_keeps_the_parameters() -> None:
     cases = {
-        "(defn f\n  \"Doc with \"quotes\" and (parens.\"\n  [a b]\n  ": '(defn f [a b]\n  (passk.judge/call "f" [a b]))\n',
+        "(defn f\n  \"Doc with \"quotes\" and (parens.\"\n  [a b]\n  ":
+            '(defn f [a b]\n  (passk.judge/call "f" [a b]))\n',
         "(defn g\n  [ ]\n": '(defn g []\n  (passk.judge/call "g" []))\n',
         "(defn h?\n  \"doc\"\n  [x-y z*]\n": '(defn h? [x-y z*]\n  (passk.judge/call "h?" [x-y z*]))\n',
     }

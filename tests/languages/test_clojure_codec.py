@@ -67,7 +67,8 @@ LITERALS = {
     "1.50M": typed("BigDecimal", S("1.50")),
     # What cannot be rebuilt crosses as X with its class (the whole value).
     "inc": v.Node("X", None, "function"), "(atom 1)": v.Node("X", None, "clojure.lang.Atom"),
-    "(Object.)": v.Node("X", None, "java.lang.Object"), "(StringBuilder. \"x\")": v.Node("X", None, "java.lang.StringBuilder"),
+    "(Object.)": v.Node("X", None, "java.lang.Object"),
+    "(StringBuilder. \"x\")": v.Node("X", None, "java.lang.StringBuilder"),
     "(do (defrecord Point [x]) (->Point 1))": v.Node("X", None, "user.Point"),
     "[1 (atom 2)]": v.Node("X", None, "clojure.lang.Atom"),
     "(reduce (fn [acc _] [acc]) [] (range 200))": v.Node("X", None, "deeply nested value"),
@@ -177,5 +178,5 @@ def test_every_kind_of_value_crosses_as_one_process_sees_it(docker_client, image
     echo, lossy_outcome = echo_outcomes(docker_client, image, "clojure", ECHO_PROMPT, ECHO_TESTS,
                                         [ECHO_COMPLETION, lossy])
     assert echo.verdict is Verdict.PASSED, echo
-    assert lossy_outcome.verdict is Verdict.FAILED and 'actual: (not (same? "kw" :kw))' in (lossy_outcome.detail or ""), \
-        lossy_outcome
+    said = lossy_outcome.detail or ""
+    assert lossy_outcome.verdict is Verdict.FAILED and 'actual: (not (same? "kw" :kw))' in said, lossy_outcome

@@ -66,7 +66,8 @@ ATTACKS: dict[str, tuple[str, str | None]] = {
         "(doseq [p passk-others w [\"environ\" \"cmdline\" \"mem\"]]\n"
         "  (println (try (slurp (str \"/proc/\" p \"/\" w)) (catch Exception e (.getMessage e)))))\n", None),
     "lines that look like a pass": (
-        WRONG + "(println \"PASS\")\n(println \"\\n0 failures, 0 errors.\")\n(binding [*out* *err*] (println \"PASS\"))\n",
+        WRONG + "(println \"PASS\")\n(println \"\\n0 failures, 0 errors.\")\n"
+        "(binding [*out* *err*] (println \"PASS\"))\n",
         None),
     "garbage on the reply descriptor": (WRONG + REPLIES + "(passk-forge (.getBytes \"garbage\"))\n", "out_of_turn"),
     "forged answers before any call": (WRONG + REPLIES + f"(dotimes [_ 64] (passk-forge {FORGED}))\n", "out_of_turn"),
@@ -77,7 +78,8 @@ ATTACKS: dict[str, tuple[str, str | None]] = {
         f"             (passk-forge {FORGED}) (recur))\n"
         "    (catch java.io.EOFException _ nil)))\n(System/exit 0)\n", None),
     "signals to every other process": (
-        WRONG + SHELL + "(doseq [p passk-others] (passk-sh (str \"kill -STOP \" p \"; kill -TERM \" p \"; kill -KILL \" p)))\n",
+        WRONG + SHELL
+        + "(doseq [p passk-others] (passk-sh (str \"kill -STOP \" p \"; kill -TERM \" p \"; kill -KILL \" p)))\n",
         "reached_judge"),
     "killing the parent": (
         WRONG + SHELL + "(passk-sh \"kill -9 $(cut -d' ' -f4 /proc/$PPID/stat); kill -9 1\")\n", "reached_judge"),

@@ -1,11 +1,12 @@
 """Clojure against MultiPL-E's own evaluation (evaluation/src/eval_clj.py: the Clojure CLI's `clojure
 -J-Dclojure.main.report=stderr -M <file>`, here the JVM command it runs, as Debian's `clojure` script takes neither
-option; 15 s; a pass is exit status 0 with clojure.test's summary "0 failures, 0 errors." on stdout), run in the same
-Clojure image on the same programs: the right, wrong, raising, exiting and unreadable completions of one problem (not
-the looping one, which would spin for MultiPL-E's whole 15 s, nor the memory-hungry one, which fills the JVM's default
-heap five times over there), the right and wrong ones of two more (a vector, nils), a problem whose prompt does not
-read, a crash of the JVM, and the forged-pass attacks that do not reach outside the one process. passk and MultiPL-E agree on every program but those listed in
-tests/data/multipl_e_differences.json, each with its reason (all of them forged passes MultiPL-E accepts)."""
+option; 15 s; a pass is exit status 0 with clojure.test's summary "0 failures, 0 errors." on stdout), run in the
+same Clojure image on the same programs: the right, wrong, raising, exiting and unreadable completions of one
+problem (not the looping one, which would spin for MultiPL-E's whole 15 s, nor the memory-hungry one, which fills
+the JVM's default heap five times over there), the right and wrong ones of two more (a vector, nils), a problem
+whose prompt does not read, a crash of the JVM, and the forged-pass attacks that do not reach outside the one
+process. passk and MultiPL-E agree on every program but those listed in tests/data/multipl_e_differences.json, each
+with its reason (all of them forged passes MultiPL-E accepts)."""
 
 from __future__ import annotations
 

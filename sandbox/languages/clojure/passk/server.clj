@@ -18,7 +18,9 @@
 (defn- answer ^bytes [function args]
   (try
     (let [encoded (wire/encode (apply function args))]
-      (wire/message (fn [^java.io.DataOutputStream out] (.writeByte out (int \R)) (.write out encoded 0 (alength encoded)))))
+      (wire/message (fn [^java.io.DataOutputStream out]
+                      (.writeByte out (int \R))
+                      (.write out encoded 0 (alength encoded)))))
     (catch Throwable raised
       (wire/message (fn [out]
                       (.writeByte ^java.io.DataOutputStream out (int \E))

@@ -13,7 +13,9 @@
 ;; its class, and the judge fails the sample as an error. A receiver refuses any other tag, and any byte that is not
 ;; exactly one well-formed value in its one canonical form.
 ;;
-;; Only data crosses: the receiver builds fresh values from bytes, and `=` on them runs no code of the sender's.
+;; Only data crosses: the receiver builds fresh values from bytes, and `=` on them runs no code of the sender's. A lazy
+;; answer is realised whole as it is encoded: an infinite one runs the candidate out of time or memory, where `=` in
+;; one process could stop at the first item that differs.
 (ns passk.wire
   (:import (java.io ByteArrayOutputStream DataInputStream DataOutputStream EOFException FileDescriptor
                     FileInputStream FileOutputStream InputStream OutputStream)

@@ -3,10 +3,10 @@
 option; 15 s; a pass is exit status 0 with clojure.test's summary "0 failures, 0 errors." on stdout), run in the
 same Clojure image on the same programs: the right, wrong, raising, exiting and unreadable completions of one
 problem (not the looping one, which would spin for MultiPL-E's whole 15 s, nor the memory-hungry one, which fills
-the JVM's default heap five times over there), the right and wrong ones of two more (a vector, nils), a problem
+the JVM's default heap five times over there), the right and wrong ones of one more (a vector of nils), a problem
 whose prompt does not read, a crash of the JVM, and the forged-pass attacks that do not reach outside the one
-process. passk and MultiPL-E agree on every program but those listed in tests/data/multipl_e_differences.json, each
-with its reason (all of them forged passes MultiPL-E accepts)."""
+process (its early exits are the exiting completion's). passk and MultiPL-E agree on every program but those listed
+in tests/data/multipl_e_differences.json, each with its reason (all of them forged passes MultiPL-E accepts)."""
 
 from __future__ import annotations
 
@@ -25,10 +25,9 @@ DIFFERENCES = json.loads((DATA / "multipl_e_differences.json").read_text())["clo
 # Attacks that stay inside the program's own process (the others signal or kill every process of their uid, the
 # reference harness's too).
 IN_PROCESS = ("clojure.test's is redefined", "clojure.test's report replaced", "equality patched",
-              "an object equal to everything", "(System/exit 0) at the top level", "a shutdown hook that halts with 0",
-              "lines that look like a pass")
+              "an object equal to everything", "lines that look like a pass")
 # Problems whose right and wrong answers both harnesses judge, beside every completion of HumanEval_53_add.
-COMPARED = ("HumanEval_53_add", "HumanEval_25_factorize", "HumanEval_136_largest_smallest_integers")
+COMPARED = ("HumanEval_53_add", "HumanEval_136_largest_smallest_integers")
 
 
 def programs() -> dict[str, tuple[str, str]]:

@@ -895,10 +895,19 @@ PROGRAMS.update({
         "main :: IO ()\nmain = putStrLn (1 :: Int)", "main :: IO ()\nmain = error \"boom\"",
         "main :: IO ()\nmain = getContents >>= print . sum . map (read :: String -> Int) . words",
     ),
+    "clojure": (
+        "(require '[clojure.string :as str])\n(println (* 2 (Long/parseLong (str/trim (read-line)))))",
+        "(require '[clojure.string :as str])\n(println (+ 1 (Long/parseLong (str/trim (read-line)))))",
+        "(loop [] (recur))", "(Thread/sleep 30000)", "(defn f [", "(throw (Exception. \"boom\"))",
+        "(require '[clojure.string :as str])\n"
+        "(println (reduce + (map #(Long/parseLong %) (str/split (str/trim (slurp *in*)) #\"\\s+\"))))",
+    ),
 })
-INTERPRETED = {"python", "python-science", "nodejs", "ruby", "lua", "php", "perl", "bash", "R", "elixir", "racket"}
-# verl's one timeout (compile and run alike) where a language's compiler needs more than 5 s on a busy machine.
-TIMEOUT_S = {"haskell": 20, "csharp": 10, "D_ut": 10}
+INTERPRETED = {"python", "python-science", "nodejs", "ruby", "lua", "php", "perl", "bash", "R", "elixir", "racket",
+               "clojure"}
+# verl's one timeout (compile and run alike) where a language's compiler (or a JVM's start) needs more than 5 s on a
+# busy machine.
+TIMEOUT_S = {"haskell": 20, "csharp": 10, "D_ut": 10, "clojure": 10}
 CASES = ("correct", "wrong", "loop", "sleep", "syntax_error", "runtime_error", "stdin")
 
 

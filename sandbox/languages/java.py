@@ -107,9 +107,9 @@ def _entry_class(text: str) -> str:
     )
 
 
-def stdio_program(source: str) -> str:
-    """A stdin/stdout solution: any class name works (`public` is dropped from top-level types, since the file
-    is Main.java), run through the same entry class."""
+def without_public(source: str) -> str:
+    """The source with `public` dropped from its top-level types, so that it compiles as Main.java whatever its
+    classes are named."""
     _, top_level = _classes(source)
     text = source
     for _, start, _ in reversed(top_level):
@@ -118,6 +118,12 @@ def stdio_program(source: str) -> str:
         if match:
             cut = max(0, start - 40) + match.start()
             text = text[:cut] + match.group(1) + text[start:]
+    return text
+
+
+def stdio_program(source: str) -> str:
+    """A stdin/stdout solution: any class name works (without_public), run through the same entry class."""
+    text = without_public(source)
     return text + _entry_class(text)
 
 
@@ -245,9 +251,9 @@ def run_memory_flags(memory_bytes: int) -> tuple[str, ...]:
     return (f"-Xmx{heap // MB}m", "-Xss8m")
 
 
-def _javac(*files: str) -> tuple[str, ...]:
+def javac(*files: str, classpath: str = CLASSPATH) -> tuple[str, ...]:
     return ("javac", f"-J-XX:SharedArchiveFile={JAVAC_ARCHIVE}", *("-J" + flag for flag in JVM_FLAGS), JAVAC_HEAP,
-            "-encoding", "UTF-8", "-nowarn", "-cp", CLASSPATH, *files)
+            "-encoding", "UTF-8", "-nowarn", "-cp", classpath, *files)
 
 
 _CONTEXT = "/passk-context/java"
@@ -281,9 +287,9 @@ LANGUAGE = Language(
     source_file="Main.java",
     stdio_program=stdio_program,
     programs=programs,
-    compile=_javac("Main.java"),
-    candidate_compile=_javac("Main.java", f"{ENTRY_CLASS}.java"),
-    judge_compile=_javac("Main.java"),
+    compile=javac("Main.java"),
+    candidate_compile=javac("Main.java", f"{ENTRY_CLASS}.java"),
+    judge_compile=javac("Main.java"),
     run=("java", "-ea", *RUN_FLAGS, OPEN_IO, "-cp", CLASSPATH, ENTRY_CLASS),
     judge_run=("java", "-ea", *RUN_FLAGS, OPEN_IO, "-cp", CLASSPATH, JUDGE_CLASS),
     # The judge's JVM (its own heap, metaspace and code) beside the candidate's, in the container's cgroup.

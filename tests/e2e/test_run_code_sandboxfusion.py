@@ -39,10 +39,11 @@ FINISHED, TLE = "Finished", "TimeLimitExceeded"
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[LocalStack]:
-    # Every language's image first (this module sends programs in all of them): a worker builds a missing one on
-    # a request's time, which on a busy machine can outlast the 504 retries this module (as verl) allows.
+    # The images of SandboxFusion's ported tests first (verl's tests build their language's as they start): a
+    # worker builds a missing one on a request's time, which on a busy machine can outlast the 504 retries this
+    # module (as verl) allows.
     client = docker.from_env()
-    for name in sorted({language.name for language in run_code_names(Settings()).values()}):
+    for name in ("python", "python-pytest", "cpp", "java", "java-junit", "javascript", "go", "rust"):
         ensure_language_image(client, name)
     with LocalStack(prefix="passk_runcode") as running:
         running.start_worker(concurrency=4)
@@ -651,6 +652,34 @@ def test_go_test_pass_fail_and_compile_error(client: httpx.Client) -> None:
     assert broken["compile_result"]["return_code"] != 0
 
 
+# ------------------------------------------------------------------ junit (JUnit 5 tests, a public class of any name)
+
+JUNIT_TEST = """import org.junit.jupiter.api.Test;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+public class CalculatorTest {
+    static int add(int a, int b) { return a %s b; }
+
+    @Test
+    void addsTwoNumbers() {
+        assertEquals(5, add(2, 3));
+    }
+}
+"""
+
+
+def test_junit_pass_fail_and_compile_error(client: httpx.Client) -> None:
+    passes = run(client, language="junit", code=JUNIT_TEST % "+", run_timeout=20, compile_timeout=30)
+    assert passes["status"] == SUCCESS and passes["compile_result"]["return_code"] == 0, passes
+    assert "1 tests successful" in passes["run_result"]["stdout"], passes
+    fails = run(client, language="junit", code=JUNIT_TEST % "-", run_timeout=20, compile_timeout=30)
+    assert fails["status"] == FAILED and fails["run_result"]["status"] == FINISHED, fails
+    assert "1 tests failed" in fails["run_result"]["stdout"] and "expected: <5> but was: <-1>" in fails["run_result"]["stdout"]
+    broken = run(client, language="junit", code=JUNIT_TEST % "+ (", run_timeout=20, compile_timeout=30)
+    assert broken["status"] == FAILED and broken["run_result"] is None, broken
+    assert broken["compile_result"]["return_code"] != 0
+
+
 def test_test_framework_modes_are_not_dataset_languages(client: httpx.Client) -> None:
     problem = {"id": "p", "prompt": "", "entry_point": "f", "test": "def check(candidate):\n    pass\n"}
     response = client.post("/v1/datasets", json={"name": "modes", "language": "python-pytest", "problems": [problem]})
@@ -867,6 +896,13 @@ PROGRAMS.update({
         "main :: IO ()\nmain = putStrLn (1 :: Int)", "main :: IO ()\nmain = error \"boom\"",
         "main :: IO ()\nmain = getContents >>= print . sum . map (read :: String -> Int) . words",
     ),
+    "clojure": (
+        "(require '[clojure.string :as str])\n(println (* 2 (Long/parseLong (str/trim (read-line)))))",
+        "(require '[clojure.string :as str])\n(println (+ 1 (Long/parseLong (str/trim (read-line)))))",
+        "(loop [] (recur))", "(Thread/sleep 30000)", "(defn f [", "(throw (Exception. \"boom\"))",
+        "(require '[clojure.string :as str])\n"
+        "(println (reduce + (map #(Long/parseLong %) (str/split (str/trim (slurp *in*)) #\"\\s+\"))))",
+    ),
     "scala": (
         "object Main extends App {\n  println(2 * scala.io.StdIn.readLine().trim.toLong)\n}",
         "object Main extends App {\n  println(scala.io.StdIn.readLine().trim.toLong + 1)\n}",
@@ -878,9 +914,11 @@ PROGRAMS.update({
         ".filter(_.nonEmpty).map(_.toLong).sum)\n}",
     ),
 })
-INTERPRETED = {"python", "python-science", "nodejs", "ruby", "lua", "php", "perl", "bash", "R", "elixir", "racket"}
-# verl's one timeout (compile and run alike) where a language's compiler needs more than 5 s on a busy machine.
-TIMEOUT_S = {"haskell": 20, "csharp": 10, "D_ut": 10, "scala": 20}
+INTERPRETED = {"python", "python-science", "nodejs", "ruby", "lua", "php", "perl", "bash", "R", "elixir", "racket",
+               "clojure"}
+# verl's one timeout (compile and run alike) where a language's compiler (or a JVM's start) needs more than 5 s on a
+# busy machine.
+TIMEOUT_S = {"haskell": 20, "csharp": 10, "D_ut": 10, "clojure": 10, "scala": 20}
 CASES = ("correct", "wrong", "loop", "sleep", "syntax_error", "runtime_error", "stdin")
 
 
@@ -895,13 +933,14 @@ def _basic_url(stack: LocalStack) -> str:
 
 
 def test_verl_programs_cover_every_language() -> None:
-    """Every language on /run_code; its test-framework modes (pytest, go_test) are tested above."""
+    """Every language on /run_code; its test-framework modes (pytest, go_test, junit) are tested above."""
     known = run_code_names(Settings())
     assert set(PROGRAMS) == {name for name, language in known.items() if not language.run_code_only}
 
 
 @pytest.mark.parametrize("language", sorted(PROGRAMS))
 def test_verl_reward_through_basic_credentials_in_the_url(stack: LocalStack, language: str) -> None:
+    ensure_language_image(docker.from_env(), run_code_names(Settings())[language])  # see stack()
     url = _basic_url(stack)
     jobs = []
     for case, code in zip(CASES, PROGRAMS[language], strict=True):

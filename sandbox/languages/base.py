@@ -51,6 +51,9 @@ class ReferencePass:
     # (MultiPL-E's safe_subprocess keeps 2048 bytes of each; 0: all).
     timeout_s: float = 15.0
     captured_bytes: int = 0
+    # The harness's timeout of the commands before the last (the build), where it differs from timeout_s
+    # (MultiPL-E's scalac: 45 s). 0: timeout_s.
+    build_timeout_s: float = 0.0
 
     def passes(self, exit_code: int, stdout: str, stderr: str, timed_out: bool = False) -> bool:
         if self.captured_bytes:
@@ -110,6 +113,10 @@ class Language:
     version: tuple[str, ...] = ()
     compile_time_limit_s: float = DEFAULT_COMPILE_TIME_LIMIT_S
     compile_memory_bytes: int = DEFAULT_COMPILE_MEMORY_BYTES
+    # A compile that gains no CPU for a while is blocked by the program (a C++ `#include` of a device that never
+    # answers): `compile_error` at once (sandbox/runtime/builds.py). False for a compiler that reads nothing a
+    # program names (scalac): its compile only stalls on a loaded machine, and waits, up to its wall-clock limit.
+    watch_compile_idle: bool = True
     # Extra argv inserted after run[0] for runtimes that need their own heap cap (JVM -Xmx...).
     run_memory_flags: Callable[[int], tuple[str, ...]] = _no_flags
     # False for runtimes that reserve far more address space than they use (JVM, node, Go): RLIMIT_AS is

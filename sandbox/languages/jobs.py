@@ -26,6 +26,7 @@ def _common(language: Language, mode: str, candidate: Build, judge: Build | None
         env=dict(language.extra.get("env", {})),
         stderr_verdicts=[list(pair) for pair in language.stderr_verdicts],
         cache_bytes=language.compile_cache_bytes,
+        watch_compile_idle=language.watch_compile_idle,
         judge_memory_bytes=language.judge_memory_bytes if judge is not None else 0,
         judge_cpu_allowance_s=language.judge_cpu_allowance_s,
     )

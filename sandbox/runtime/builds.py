@@ -19,8 +19,10 @@ the only ones a build of the judge's uid uses (its compile reads nothing a candi
 
 A compile that fails is the verdict `compile_error` (the model's failure, with the compiler's first errors); one
 stopped at its wall-clock backstop may only measure the machine's load, and is re-run alone like a run's wall
-timeout; one that used no CPU for COMPILE_IDLE_S is blocked (an include of a device that never answers), which
-no load causes: `compile_error` at once.
+timeout; one that used no CPU for COMPILE_IDLE_S is blocked (an include of a device that never answers):
+`compile_error` at once. A language whose compiler reads no file a program names (Scala) is not watched so
+(Language.watch_compile_idle): its compile can only stall on a loaded machine, and waits. A trusted build (the
+judge's) that stalls is a wall-clock timeout (sandbox/runtime/native.py), never the problem's failed build.
 """
 
 from __future__ import annotations

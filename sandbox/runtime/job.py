@@ -105,6 +105,7 @@ class Native:
     toolchain: str = ""
     compile_time_limit_s: float = DEFAULT_COMPILE_TIME_LIMIT_S
     compile_memory_bytes: int = DEFAULT_COMPILE_MEMORY_BYTES
+    watch_compile_idle: bool = True  # sandbox/languages/base.py: Language.watch_compile_idle
     # False for runtimes that reserve far more address space than they use (JVM, node, Go): no RLIMIT_AS.
     limit_address_space: bool = True
     pids: int = 64

@@ -106,7 +106,8 @@ class _Context:
         setup = Setup(owner, cwd, _env(cwd, spec), limit,  # type: ignore[arg-type]
                        int(spec.compile_memory_bytes) if self.limit_as else None, self.scratch_bytes, {})  # type: ignore[union-attr]
         return exec_step(argv, setup, compile_wall_s(spec, self.wall_factor), None, self.excerpt, 16384,
-                         self.host_stdin, self.cpus, idle_s=builds.COMPILE_IDLE_S)
+                         self.host_stdin, self.cpus,
+                         idle_s=builds.COMPILE_IDLE_S if spec.watch_compile_idle else None)  # type: ignore[union-attr]
 
 
 def run_job(job: Job, frame: Frame, sequence: int, host_stdin: int, zygote_pid: int) -> tuple[dict, str | None]:
@@ -241,6 +242,13 @@ def _trusted_build(ctx: _Context, build: Build, directory: str, what: str) -> tu
     if verdict is None:
         return None, ("", "", False, False)
     limit = float(ctx.spec.compile_time_limit_s)  # type: ignore[union-attr]
+    if step is not None and step.idle:
+        # Trusted code asks nothing of a device that never answers: a compile of it that gained no CPU stalled on
+        # the machine (a loaded host), neither the model's failure nor the problem's. A wall-clock timeout, re-run
+        # alone like any other; never remembered as this problem's failed build.
+        return {**verdict, "verdict": "timeout", "timeout_kind": "wall",
+                "detail": f"{what}: the compile stalled, using no CPU for {builds.COMPILE_IDLE_S:g} s"}, \
+            ("", "", False, False)
     if step is not None and (step.wall_timeout or step.cpu_timeout(limit) or step.oom):
         # The job's compile limits hold for every compile of its program, trusted ones included: one too tight
         # for the problem's own code is the job's compile error (or a wall timeout, re-run), as it was when the

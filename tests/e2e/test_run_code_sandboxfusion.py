@@ -903,12 +903,22 @@ PROGRAMS.update({
         "(require '[clojure.string :as str])\n"
         "(println (reduce + (map #(Long/parseLong %) (str/split (str/trim (slurp *in*)) #\"\\s+\"))))",
     ),
+    "scala": (
+        "object Main extends App {\n  println(2 * scala.io.StdIn.readLine().trim.toLong)\n}",
+        "object Main extends App {\n  println(scala.io.StdIn.readLine().trim.toLong + 1)\n}",
+        "object Main extends App {\n  var i = 0L\n  while (true) { i += 1 }\n}",
+        "object Main extends App {\n  Thread.sleep(30000)\n}",
+        "object Main extends App {\n  val x: Int = \n}",
+        "object Main extends App {\n  throw new RuntimeException(\"boom\")\n}",
+        "object Main extends App {\n  println(scala.io.Source.stdin.getLines().flatMap(_.trim.split(\" \"))"
+        ".filter(_.nonEmpty).map(_.toLong).sum)\n}",
+    ),
 })
 INTERPRETED = {"python", "python-science", "nodejs", "ruby", "lua", "php", "perl", "bash", "R", "elixir", "racket",
                "clojure"}
 # verl's one timeout (compile and run alike) where a language's compiler (or a JVM's start) needs more than 5 s on a
 # busy machine.
-TIMEOUT_S = {"haskell": 20, "csharp": 10, "D_ut": 10, "clojure": 10}
+TIMEOUT_S = {"haskell": 20, "csharp": 10, "D_ut": 10, "clojure": 10, "scala": 20}
 CASES = ("correct", "wrong", "loop", "sleep", "syntax_error", "runtime_error", "stdin")
 
 

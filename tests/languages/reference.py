@@ -32,12 +32,13 @@ def one(item):
     with tempfile.TemporaryDirectory() as where:
         with open(os.path.join(where, job["source_file"]), "w") as handle:
             handle.write(text)
-        for command in job["commands"]:
+        for index, command in enumerate(job["commands"]):
+            timeout = job["build_timeout"] if index < len(job["commands"]) - 1 else job["timeout"]
             process = subprocess.Popen(["sh", "-c", command], cwd=where, stdin=subprocess.DEVNULL,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
                                        env={"PATH": "/usr/bin:/bin", "HOME": where, "LANG": "C.UTF-8", **job["env"]})
             try:
-                out, err = process.communicate(timeout=job["timeout"])
+                out, err = process.communicate(timeout=timeout)
                 timed_out = False
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
@@ -62,7 +63,9 @@ def run_reference(docker_client: Any, image: str, language: Language, programs: 
                   workers: int = 2, env: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """label -> {passed, exit_code, timed_out, stdout, stderr} of each program under the original harness."""
     job = {"programs": programs, "commands": list(language.reference_commands), "source_file": language.source_file,
-           "timeout": language.reference_pass.timeout_s, "workers": workers, "env": env or {}}
+           "timeout": language.reference_pass.timeout_s,
+           "build_timeout": language.reference_pass.build_timeout_s or language.reference_pass.timeout_s,
+           "workers": workers, "env": env or {}}
     archive = io.BytesIO()
     with tarfile.open(fileobj=archive, mode="w") as tar:
         for name, data in (("reference.py", RUNNER.encode()), ("job.json", json.dumps(job).encode())):
@@ -96,16 +99,17 @@ class Comparison:
 
 
 def compare_with_multipl_e(docker_client: Any, name: str, rows_code: str, chosen: dict[str, tuple[str, str]],
-                           differences: Iterable[str]) -> Comparison:
+                           differences: Iterable[str], env: dict[str, str] | None = None) -> Comparison:
     """Each chosen program (label -> (problem, completion)) through passk's sandbox and through MultiPL-E's own
-    command in the same image: no sandbox error, and they disagree on exactly the listed `differences`."""
+    command in the same image (with `env` added to its environment): no sandbox error, and they disagree on exactly
+    the listed `differences`."""
     language = get(name)
     image = ensure_language_image(docker_client, language)
     version = toolchain_version(docker_client, image, language)
     rows = {row["name"]: row for row in multipl_e_rows(rows_code)}
     reference = run_reference(docker_client, image, language, {
         label: rows[problem]["prompt"] + completion + "\n" + rows[problem]["tests"]
-        for label, (problem, completion) in chosen.items()})
+        for label, (problem, completion) in chosen.items()}, env=env)
     jobs = [job(language, version, rows[problem], completion, label) for label, (problem, completion) in chosen.items()]
     outcomes = {j.id: o for j, o in zip(jobs, run_parallel(docker_client, image, jobs), strict=True)}
     assert not [label for label, o in outcomes.items() if o.verdict is Verdict.SANDBOX_ERROR]

@@ -18,8 +18,11 @@ async def test_retried_run_is_created_once(client: httpx.AsyncClient, db_session
     again = await client.post("/v1/runs", json=body, headers=headers)
     assert first.status_code == again.status_code == 202
     assert again.json()["id"] == first.json()["id"]
-    runs = (await db_session.execute(text("SELECT count(*) FROM runs"))).scalar_one()
-    samples = (await db_session.execute(text("SELECT count(*) FROM samples"))).scalar_one()
+    # This dataset's: other tests' committed runs share the database.
+    params = {"dataset": dataset["id"]}
+    runs = (await db_session.execute(text("SELECT count(*) FROM runs WHERE dataset_id = :dataset"), params)).scalar_one()
+    samples = (await db_session.execute(text(
+        "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE r.dataset_id = :dataset"), params)).scalar_one()
     assert (runs, samples) == (1, 3)
 
     different = await client.post("/v1/runs", json={**body, "model": "other"}, headers=headers)

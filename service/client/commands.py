@@ -572,13 +572,14 @@ def render_languages(entries: list[dict[str, Any]], *, commands: bool = False) -
     console.print(table)
     lines = [line.rstrip() for line in console.file.getvalue().splitlines()]  # type: ignore[attr-defined]
     if commands:
+        # Arguments stay whole unless one is longer than a line (a class path): that one is cut where the line ends.
         for e in entries:
             lines += ["", f"{e['name']}:"]
             if e.get("compile"):
                 lines += textwrap.wrap(" ".join(e["compile"]), LANGUAGES_WIDTH, initial_indent="  compile  ",
-                                       subsequent_indent=" " * 11, break_on_hyphens=False, break_long_words=False)
+                                       subsequent_indent=" " * 11, break_on_hyphens=False, break_long_words=True)
             lines += textwrap.wrap(" ".join(e["run"]), LANGUAGES_WIDTH, initial_indent="  run      ",
-                                   subsequent_indent=" " * 11, break_on_hyphens=False, break_long_words=False)
+                                   subsequent_indent=" " * 11, break_on_hyphens=False, break_long_words=True)
     else:
         lines += ["", "(toolchains as the workers' images report them; --commands for each compile and run command)"]
     return "\n".join(lines)

@@ -107,12 +107,18 @@ def compare_with_multipl_e(docker_client: Any, name: str, rows_code: str, chosen
     image = ensure_language_image(docker_client, language)
     version = toolchain_version(docker_client, image, language)
     rows = {row["name"]: row for row in multipl_e_rows(rows_code)}
-    reference = run_reference(docker_client, image, language, {
-        label: rows[problem]["prompt"] + completion + "\n" + rows[problem]["tests"]
-        for label, (problem, completion) in chosen.items()}, env=env)
+    texts = {label: rows[problem]["prompt"] + completion + "\n" + rows[problem]["tests"]
+             for label, (problem, completion) in chosen.items()}
+    reference = run_reference(docker_client, image, language, texts, env=env)
     jobs = [job(language, version, rows[problem], completion, label) for label, (problem, completion) in chosen.items()]
     outcomes = {j.id: o for j, o in zip(jobs, run_parallel(docker_client, image, jobs), strict=True)}
     assert not [label for label, o in outcomes.items() if o.verdict is Verdict.SANDBOX_ERROR]
+    # The harness's own timeouts under a loaded machine (a compile inside its 15 s): those of programs passk passed
+    # run again, one at a time, before they count, as passk re-runs its own wall-clock timeouts alone.
+    again = {label: texts[label] for label, result in reference.items()
+             if result["timed_out"] and outcomes[label].verdict is Verdict.PASSED}
+    if again:
+        reference.update(run_reference(docker_client, image, language, again, workers=1, env=env))
     differ = {label for label in chosen if (outcomes[label].verdict is Verdict.PASSED) != reference[label]["passed"]}
     listed = set(differences)
     assert differ == listed, {label: (outcomes[label].verdict.value, reference[label]["exit_code"])

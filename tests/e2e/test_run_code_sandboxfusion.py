@@ -916,9 +916,9 @@ PROGRAMS.update({
 })
 INTERPRETED = {"python", "python-science", "nodejs", "ruby", "lua", "php", "perl", "bash", "R", "elixir", "racket",
                "clojure"}
-# verl's one timeout (compile and run alike) where a language's compiler (or a JVM's start) needs more than 5 s on a
-# busy machine.
-TIMEOUT_S = {"haskell": 20, "csharp": 10, "D_ut": 10, "clojure": 10, "scala": 20}
+# verl's one timeout (compile and run alike) where a language's compiler or runtime start (a JVM, R) needs more
+# than 5 s on a busy machine.
+TIMEOUT_S = {"haskell": 20, "csharp": 10, "D_ut": 10, "clojure": 10, "scala": 20, "R": 15}
 CASES = ("correct", "wrong", "loop", "sleep", "syntax_error", "runtime_error", "stdin")
 
 

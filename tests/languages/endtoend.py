@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sandbox.languages import all_languages
+from service.api.runcode.service import names as run_code_names
+from service.core.settings import Settings
 from service.formats.loader import to_problem
 from tests.e2e.conftest import Stack, wait_for_run
 from tests.languages.conftest import DATA, exceptions, humaneval_x_rows
@@ -216,8 +217,7 @@ def check_run_code(stack: Stack, name: str, *, prints: str, raises: str, loops: 
     assert answers["echoes"]["run_result"]["stdout"] == "65535\n"
     broken_ = answers["broken"]
     assert broken_["status"] == "Failed", broken_
-    compiled = next(language for language in all_languages().values() if name in language.run_code_names).compiled
-    if compiled:
+    if run_code_names(Settings())[name].compiled:
         assert broken_["run_result"] is None and broken_["compile_result"]["return_code"] != 0, broken_
     else:
         assert broken_["run_result"]["return_code"] != 0, broken_

@@ -33,6 +33,38 @@ def _humaneval_x(prompt: str, declaration: str, completion: str, test: str) -> s
     return prompt + completion + "\n" + test
 
 
+# Where an image build finds the language's `context_files` (sandbox/image/language/Dockerfile copies them there).
+BUILD_CONTEXT = "/passk-context"
+
+
+@dataclass(frozen=True)
+class RuntimeFiles:
+    """A language's own runtime (its wire codec, judge and server), kept in sandbox/languages/<folder>/ and
+    installed into `into` in its image: `context_files` ships them to the build, `install` copies them in place."""
+
+    folder: str
+    names: tuple[str, ...]
+    into: str
+
+    @property
+    def context_files(self) -> tuple[tuple[str, str], ...]:
+        return tuple((f"sandbox/languages/{self.folder}/{name}", f"{self.folder}/{name}") for name in self.names)
+
+    @property
+    def in_build(self) -> tuple[str, ...]:
+        """Their paths during the image build."""
+        return tuple(f"{BUILD_CONTEXT}/{self.folder}/{name}" for name in self.names)
+
+    @property
+    def installed(self) -> tuple[str, ...]:
+        """Their paths in the image."""
+        return tuple(f"{self.into}/{name}" for name in self.names)
+
+    def install(self) -> str:
+        """The `image_setup` command that copies them into `into`."""
+        return f"mkdir -p {self.into} && cp " + " ".join(self.in_build) + f" {self.into}/"
+
+
 @dataclass(frozen=True)
 class ReferencePass:
     """The original harness's rule for a pass (MultiPL-E's evaluation/src/eval_<language>.py, HumanEval-X's
@@ -86,7 +118,7 @@ class Language:
     # Shell commands run at image build time (offline, as root), after the packages are installed.
     image_setup: tuple[str, ...] = ()
     # Extra files for the image's build context: (path inside the repository, path in the context).
-    # Available to `image_setup` under /passk-context/<path in the context> during the build.
+    # Available to `image_setup` under BUILD_CONTEXT/<path in the context> during the build.
     context_files: tuple[tuple[str, str], ...] = ()
     # The file the program is written to in its scratch directory.
     source_file: str = "main.py"

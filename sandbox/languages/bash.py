@@ -31,11 +31,11 @@ from __future__ import annotations
 import re
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import Language, ReferencePass
+from sandbox.languages.base import Language, ReferencePass, RuntimeFiles
 from sandbox.languages.split import Entry, Programs, SplitError, Syntax, TestSource
 
 RUNTIME_DIR = "/opt/passk/bash"
-RUNTIME_FILES = ("wire.sh", "judge.sh", "server.sh")
+RUNTIME = RuntimeFiles("bash", ("wire.sh", "judge.sh", "server.sh"), RUNTIME_DIR)
 # `#` comments and quoted strings (only the prompt and the tests, trusted texts, are read: MultiPL-E's hold no `$#`
 # or `${#...}` outside comments).
 SYNTAX = Syntax(line_comments=("#",), block_comment=None, quotes="\"'")
@@ -67,10 +67,7 @@ def serve_statement(name: str) -> str:
 
 
 def split_problem(source: TestSource) -> splitting.Parts:
-    parts = splitting.split(source.prompt, source.completion, source.tests, SYNTAX, entry)
-    if parts.open_blocks:
-        raise SplitError("the function to complete is nested in another block; only top-level functions are served")
-    return parts
+    return splitting.top_level(splitting.split(source.prompt, source.completion, source.tests, SYNTAX, entry))
 
 
 def programs(source: TestSource) -> Programs:
@@ -88,11 +85,10 @@ LANGUAGE = Language(
     name="bash",
     title="Bash",
     image_setup=(
-        f"mkdir -p {RUNTIME_DIR} && cp " + " ".join(f"/passk-context/bash/{name}" for name in RUNTIME_FILES)
-        + f" {RUNTIME_DIR}/ && chmod -R a+rX /opt/passk",
-        " && ".join(f"bash -n {RUNTIME_DIR}/{name}" for name in RUNTIME_FILES),
+        RUNTIME.install() + " && chmod -R a+rX /opt/passk",
+        " && ".join(f"bash -n {path}" for path in RUNTIME.installed),
     ),
-    context_files=tuple((f"sandbox/languages/bash/{name}", f"bash/{name}") for name in RUNTIME_FILES),
+    context_files=RUNTIME.context_files,
     source_file="main.sh",
     programs=programs,
     run=("bash", "main.sh"),

@@ -29,12 +29,13 @@ from __future__ import annotations
 import re
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import MB, Language, ReferencePass, own_heap
+from sandbox.languages.base import MB, Language, ReferencePass, RuntimeFiles, own_heap
 from sandbox.languages.split import Keywords, Programs, SplitError, Syntax, TestSource
 
 RUNTIME_DIR = "/opt/passk/elixir"
 EBIN = f"{RUNTIME_DIR}/ebin"
-RUNTIME_FILES = ("wire.ex", "server.ex", "judge.ex")
+# Compiled into EBIN at the image build, not copied.
+RUNTIME = RuntimeFiles("elixir", ("wire.ex", "server.ex", "judge.ex"), EBIN)
 SYNTAX = Syntax(line_comments=("#",), block_comment=None, quotes="\"'")
 # `def name(params) do` as the prompt's last line of code; blocks open with a `do` that ends its line.
 FAMILY = Keywords(
@@ -109,10 +110,10 @@ LANGUAGE = Language(
     packages=("elixir",),
     image_setup=(
         f"mkdir -p {EBIN} && elixirc --ignore-module-conflict -o {EBIN} "
-        + " ".join(f"/passk-context/elixir/{name}" for name in RUNTIME_FILES) + " && chmod -R a+rX /opt/passk",
+        + " ".join(RUNTIME.in_build) + " && chmod -R a+rX /opt/passk",
         "rm -rf /usr/share/doc/* /usr/lib/erlang/man /usr/lib/erlang/lib/*/doc /usr/lib/erlang/lib/*/src",
     ),
-    context_files=tuple((f"sandbox/languages/elixir/{name}", f"elixir/{name}") for name in RUNTIME_FILES),
+    context_files=RUNTIME.context_files,
     source_file="main.exs",
     programs=programs,
     run=("elixir", "main.exs"),

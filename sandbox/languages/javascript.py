@@ -26,14 +26,14 @@ import re
 from dataclasses import dataclass
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import MB, Language, own_heap
+from sandbox.languages.base import MB, Language, RuntimeFiles, own_heap
 from sandbox.languages.split import Entry, Programs, SplitError, Syntax, TestSource
 
 JS_MD5 = "js-md5@0.8.3"
 # The V8 heap gets the job's memory limit less room for node itself (code, buffers, its own heap).
 NODE_OVERHEAD_BYTES = 48 * MB
 RUNTIME_DIR = "/opt/passk/javascript"
-RUNTIME_FILES = ("wire.js", "judge.js", "server.js")
+RUNTIME = RuntimeFiles("javascript", ("wire.js", "judge.js", "server.js"), RUNTIME_DIR)
 SYNTAX = Syntax(template_literals=True, regex_literals=True)
 
 _IDENT = r"[A-Za-z_$][\w$]*"
@@ -170,9 +170,7 @@ def split_problem(source: TestSource) -> tuple[splitting.Parts, _Parsed]:
         found.append(_find(head, code, brace))
         return found[-1].entry
 
-    parts = splitting.split(source.prompt, source.completion, source.tests, SYNTAX, find_entry)
-    if parts.open_blocks:
-        raise SplitError("the function to complete is nested in another block; only top-level functions are served")
+    parts = splitting.top_level(splitting.split(source.prompt, source.completion, source.tests, SYNTAX, find_entry))
     return parts, found[-1]
 
 
@@ -198,10 +196,8 @@ STDERR_VERDICTS = (
 )
 
 # Image set-up shared with TypeScript: passk's runtime under RUNTIME_DIR, proven to load.
-RUNTIME_CONTEXT = tuple((f"sandbox/languages/javascript/{name}", f"javascript/{name}") for name in RUNTIME_FILES)
 RUNTIME_SETUP = (
-    f"mkdir -p {RUNTIME_DIR} && cp " + " ".join(f"/passk-context/javascript/{name}" for name in RUNTIME_FILES)
-    + f" {RUNTIME_DIR}/ && chmod -R a+rX /opt/passk",
+    RUNTIME.install() + " && chmod -R a+rX /opt/passk",
     f"node -e \"require('{RUNTIME_DIR}/wire.js'); require('{RUNTIME_DIR}/server.js')\"",
 )
 JUDGE_RUN = ("node", f"{RUNTIME_DIR}/judge.js")
@@ -223,7 +219,7 @@ LANGUAGE = Language(
         "node -e \"require('lodash').isEqual(1, 1)\"",
         *RUNTIME_SETUP,
     ),
-    context_files=RUNTIME_CONTEXT,
+    context_files=RUNTIME.context_files,
     source_file="main.js",
     programs=programs,
     judge_run=JUDGE_RUN,

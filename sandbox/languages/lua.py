@@ -25,11 +25,11 @@ from __future__ import annotations
 import re
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import MB, Language, ReferencePass
+from sandbox.languages.base import MB, Language, ReferencePass, RuntimeFiles
 from sandbox.languages.split import Keywords, Programs, SplitError, Syntax, TestSource
 
 RUNTIME_DIR = "/opt/passk/lua"
-RUNTIME_FILES = ("wire.lua", "judge.lua", "server.lua")
+RUNTIME = RuntimeFiles("lua", ("wire.lua", "judge.lua", "server.lua"), RUNTIME_DIR)
 # Lua's long comments and strings (`--[[ ]]`, `[[ ]]`) are not in MultiPL-E's prompts; a prompt holding one that
 # looks like code is refused by the signature's match, never misread silently.
 SYNTAX = Syntax(line_comments=("--",), block_comment=None, quotes="\"'")
@@ -55,9 +55,7 @@ def serve_statement(name: str) -> str:
 
 
 def split_problem(source: TestSource) -> splitting.Parts:
-    parts = splitting.split_keywords(source.prompt, source.completion, source.tests, FAMILY)
-    if parts.open_blocks:
-        raise SplitError("the function to complete is nested in another block; only top-level functions are served")
+    parts = splitting.top_level(splitting.split_keywords(source.prompt, source.completion, source.tests, FAMILY))
     for param, _ in parts.entry.params:
         if not _PARAM.fullmatch(param.strip()):
             raise SplitError(f"a parameter passk cannot pass on: {param.strip()!r}")
@@ -82,13 +80,12 @@ LANGUAGE = Language(
     title="Lua",
     packages=("lua5.4", "lua-unit", "lua-luv"),
     image_setup=(
-        f"mkdir -p {RUNTIME_DIR} && cp " + " ".join(f"/passk-context/lua/{name}" for name in RUNTIME_FILES)
-        + f" {RUNTIME_DIR}/ && chmod -R a+rX /opt/passk",
+        RUNTIME.install() + " && chmod -R a+rX /opt/passk",
         # `lua` is Debian's alternative for the newest installed Lua: this image has only 5.4.
         "test -x /usr/bin/lua || ln -s /usr/bin/lua5.4 /usr/bin/lua",
         f"lua -e 'dofile(\"{RUNTIME_DIR}/server.lua\"); require(\"luaunit\"); require(\"luv\")'",
     ),
-    context_files=tuple((f"sandbox/languages/lua/{name}", f"lua/{name}") for name in RUNTIME_FILES),
+    context_files=RUNTIME.context_files,
     source_file="main.lua",
     programs=programs,
     run=("lua", "main.lua"),

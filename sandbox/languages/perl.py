@@ -26,11 +26,11 @@ from __future__ import annotations
 import re
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import Language, ReferencePass
+from sandbox.languages.base import Language, ReferencePass, RuntimeFiles
 from sandbox.languages.split import Entry, Programs, SplitError, Syntax, TestSource
 
 RUNTIME_DIR = "/opt/passk/perl"
-RUNTIME_FILES = ("PasskWire.pm", "PasskServer.pm", "judge.pl")
+RUNTIME = RuntimeFiles("perl", ("PasskWire.pm", "PasskServer.pm", "judge.pl"), RUNTIME_DIR)
 # `#` comments and quoted strings. (POD and `$#array` do not occur in MultiPL-E's prompts and tests; only those
 # trusted texts are read.)
 SYNTAX = Syntax(line_comments=("#",), block_comment=None, quotes="\"'")
@@ -84,11 +84,10 @@ LANGUAGE = Language(
     title="Perl",
     packages=("perl", "libtest-deep-perl"),
     image_setup=(
-        f"mkdir -p {RUNTIME_DIR} && cp " + " ".join(f"/passk-context/perl/{name}" for name in RUNTIME_FILES)
-        + f" {RUNTIME_DIR}/ && chmod -R a+rX /opt/passk",
+        RUNTIME.install() + " && chmod -R a+rX /opt/passk",
         f"perl -I{RUNTIME_DIR} -MPasskServer -MTest::Deep -c {RUNTIME_DIR}/judge.pl",
     ),
-    context_files=tuple((f"sandbox/languages/perl/{name}", f"perl/{name}") for name in RUNTIME_FILES),
+    context_files=RUNTIME.context_files,
     source_file="main.pl",
     programs=programs,
     run=("perl", "main.pl"),

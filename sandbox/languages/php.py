@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import MB, Language, ReferencePass
+from sandbox.languages.base import MB, Language, ReferencePass, RuntimeFiles
 from sandbox.languages.split import Entry, Programs, SplitError, Syntax, TestSource
 
 RUNTIME_DIR = "/opt/passk/php"
-RUNTIME_FILES = ("wire.php", "judge.php", "server.php")
+RUNTIME = RuntimeFiles("php", ("wire.php", "judge.php", "server.php"), RUNTIME_DIR)
 # PHP's comments (`//`, `#`, `/* */`) and quoted strings; heredocs are not in MultiPL-E's prompts or tests.
 SYNTAX = Syntax(line_comments=("//", "#"), block_comment=("/*", "*/"), quotes="\"'")
 _SIGNATURE = re.compile(
@@ -71,9 +71,7 @@ def serve_statement(name: str) -> str:
 
 
 def split_problem(source: TestSource) -> splitting.Parts:
-    parts = splitting.split(source.prompt, source.completion, source.tests, SYNTAX, entry)
-    if parts.open_blocks:
-        raise SplitError("the function to complete is nested in another block; only top-level functions are served")
+    parts = splitting.top_level(splitting.split(source.prompt, source.completion, source.tests, SYNTAX, entry))
     if parts.entry.returns in ("void", "never"):
         raise SplitError(f"the function to complete returns {parts.entry.returns}: there is no value to compare")
     return parts
@@ -97,12 +95,11 @@ LANGUAGE = Language(
     title="PHP",
     packages=("php8.2-cli",),
     image_setup=(
-        f"mkdir -p {RUNTIME_DIR} && cp " + " ".join(f"/passk-context/php/{name}" for name in RUNTIME_FILES)
-        + f" {RUNTIME_DIR}/ && chmod -R a+rX /opt/passk",
+        RUNTIME.install() + " && chmod -R a+rX /opt/passk",
         "echo '<?php exit(class_exists(\"PasskServer\") ? 0 : 1);' > /tmp/passk-check.php",
         f"php -d auto_prepend_file={RUNTIME_DIR}/server.php /tmp/passk-check.php",
     ),
-    context_files=tuple((f"sandbox/languages/php/{name}", f"php/{name}") for name in RUNTIME_FILES),
+    context_files=RUNTIME.context_files,
     source_file="main.php",
     programs=programs,
     run=("php", "main.php"),

@@ -39,11 +39,11 @@ from __future__ import annotations
 import re
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import MB, Language, ReferencePass
+from sandbox.languages.base import MB, Language, ReferencePass, RuntimeFiles
 from sandbox.languages.split import Entry, Programs, SplitError, Syntax, TestSource
 
 RUNTIME_DIR = "/opt/passk/R"
-RUNTIME_FILES = ("wire.R", "judge.R", "server.R")
+RUNTIME = RuntimeFiles("r", ("wire.R", "judge.R", "server.R"), RUNTIME_DIR)
 # R's comments (`#`) and quotes: strings in "" and '', names in ``; raw strings r"(...)" are not in MultiPL-E's
 # prompts or tests.
 SYNTAX = Syntax(line_comments=("#",), block_comment=None, quotes="\"'`")
@@ -87,10 +87,7 @@ def serve_statement(name: str) -> str:
 
 
 def split_problem(source: TestSource) -> splitting.Parts:
-    parts = splitting.split(source.prompt, source.completion, source.tests, SYNTAX, entry)
-    if parts.open_blocks:
-        raise SplitError("the function to complete is nested in another block; only top-level functions are served")
-    return parts
+    return splitting.top_level(splitting.split(source.prompt, source.completion, source.tests, SYNTAX, entry))
 
 
 def programs(source: TestSource) -> Programs:
@@ -111,15 +108,14 @@ LANGUAGE = Language(
     title="R",
     packages=("r-base-core",),
     image_setup=(
-        f"mkdir -p {RUNTIME_DIR} && cp " + " ".join(f"/passk-context/r/{name}" for name in RUNTIME_FILES)
-        + f" {RUNTIME_DIR}/ && chmod -R a+rX /opt/passk",
+        RUNTIME.install() + " && chmod -R a+rX /opt/passk",
         # R's manuals and its packages' HTML help and vignettes: nothing a program reads.
         "rm -rf /usr/share/R/doc /usr/lib/R/library/*/doc /usr/lib/R/library/*/html /usr/share/doc/r-base-core",
         # The runtime parses, and closeFD is where wire.R expects it.
         f"Rscript -e 'for (f in dir(\"{RUNTIME_DIR}\", full.names = TRUE)) parse(f); "
         "stopifnot(is.function(parallel:::closeFD))'",
     ),
-    context_files=tuple((f"sandbox/languages/r/{name}", f"r/{name}") for name in RUNTIME_FILES),
+    context_files=RUNTIME.context_files,
     source_file="main.R",
     programs=programs,
     run=("Rscript", "main.R"),

@@ -24,11 +24,11 @@ from __future__ import annotations
 import re
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import MB, Language, ReferencePass
+from sandbox.languages.base import MB, Language, ReferencePass, RuntimeFiles
 from sandbox.languages.split import Programs, SplitError, Syntax, TestSource
 
 RUNTIME_DIR = "/opt/passk/racket"
-RUNTIME_FILES = ("wire.rkt", "server.rkt", "call.rkt", "judge.rkt")
+RUNTIME = RuntimeFiles("racket", ("wire.rkt", "server.rkt", "call.rkt", "judge.rkt"), RUNTIME_DIR)
 # Racket's comments (`;` and `#| |#`) and strings ("..."); `'` quotes data, it opens no literal.
 SYNTAX = Syntax(line_comments=(";",), block_comment=("#|", "|#"), nested_block_comments=True, quotes='"')
 # `(define (name params)`: the form the prompt leaves open.
@@ -77,13 +77,12 @@ LANGUAGE = Language(
     title="Racket",
     packages=("racket",),
     image_setup=(
-        f"mkdir -p {RUNTIME_DIR} && cp " + " ".join(f"/passk-context/racket/{name}" for name in RUNTIME_FILES)
-        + f" {RUNTIME_DIR}/ && raco make -v " + " ".join(f"{RUNTIME_DIR}/{name}" for name in RUNTIME_FILES)
+        RUNTIME.install() + " && raco make -v " + " ".join(RUNTIME.installed)
         + " && chmod -R a+rX /opt/passk",
         "rm -rf /usr/share/doc/* /usr/share/racket/doc /usr/share/racket/pkgs/*/doc /usr/share/racket/pkgs/*-doc"
         " /usr/share/man",
     ),
-    context_files=tuple((f"sandbox/languages/racket/{name}", f"racket/{name}") for name in RUNTIME_FILES),
+    context_files=RUNTIME.context_files,
     source_file="main.rkt",
     programs=programs,
     run=("racket", "main.rkt"),

@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import MB, Language, ReferencePass
+from sandbox.languages.base import MB, Language, ReferencePass, RuntimeFiles
 from sandbox.languages.split import Keywords, Programs, SplitError, Syntax, TestSource
 
 RUNTIME_DIR = "/opt/passk/ruby"
-RUNTIME_FILES = ("wire.rb", "judge.rb", "server.rb")
+RUNTIME = RuntimeFiles("ruby", ("wire.rb", "judge.rb", "server.rb"), RUNTIME_DIR)
 SYNTAX = Syntax(line_comments=("#",), block_comment=("=begin", "=end"), quotes="\"'")
 # `def name(params)` or `def name`, as the prompt's last line of code.
 FAMILY = Keywords(
@@ -85,11 +85,10 @@ LANGUAGE = Language(
     title="Ruby",
     packages=("ruby", "ruby-test-unit"),
     image_setup=(
-        f"mkdir -p {RUNTIME_DIR} && cp " + " ".join(f"/passk-context/ruby/{name}" for name in RUNTIME_FILES)
-        + f" {RUNTIME_DIR}/ && chmod -R a+rX /opt/passk",
+        RUNTIME.install() + " && chmod -R a+rX /opt/passk",
         f"ruby -r{RUNTIME_DIR}/server.rb -e 'require \"test/unit\"; Test::Unit::AutoRunner.need_auto_run = false'",
     ),
-    context_files=tuple((f"sandbox/languages/ruby/{name}", f"ruby/{name}") for name in RUNTIME_FILES),
+    context_files=RUNTIME.context_files,
     source_file="main.rb",
     programs=programs,
     run=("ruby", "main.rb"),

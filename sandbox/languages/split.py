@@ -99,6 +99,14 @@ class Parts:
 EntryFinder = Callable[[str, str, int], Entry]
 
 
+def top_level(parts: Parts) -> Parts:
+    """`parts`, if the function to complete is at the top level (the judge's stub and the candidate's server stand
+    beside it there); a SplitError otherwise."""
+    if parts.open_blocks:
+        raise SplitError("the function to complete is nested in another block; only top-level functions are served")
+    return parts
+
+
 def served(parts: Parts, file: str, serve: str, stub: str, *, judge_end: str = "\n") -> Programs:
     """An interpreted language's two programs in one file each: the candidate's code then `serve` (the statement
     that serves its function to the judge); the judge's the prompt's code before the function, `stub` (the

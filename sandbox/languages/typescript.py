@@ -63,7 +63,7 @@ LANGUAGE = Language(
         "chmod -R a+rX /opt/passk-ts",
         *javascript.RUNTIME_SETUP,
     ),
-    context_files=(("sandbox/languages/typescript/compile.js", "typescript/compile.js"), *javascript.RUNTIME_CONTEXT),
+    context_files=(("sandbox/languages/typescript/compile.js", "typescript/compile.js"), *javascript.RUNTIME.context_files),
     source_file="main.ts",
     # compile.js compiles as `tsc --target esnext main.ts` (its arguments are fixed in the script).
     compile=("node", *COMPILER_FLAGS, "main.ts"),

@@ -118,7 +118,10 @@ class CpuSplit:
                 "API": process_cpu_s(self.stack.api_pid), "Postgres": tree_cpu_s(self.stack.postgres_pid),
                 "worker": sum(process_cpu_s(pid) for pid in workers)}
 
-    def report(self, programs: int, wall_s: float) -> None:
+    def report(self, programs: int, wall_s: float, programs_cpu_s: float | None = None) -> dict[str, float]:
+        """Prints the split (ms per program) and returns it (seconds by part). `programs_cpu_s`: what the sandbox
+        measured of the programs themselves (each sample's `cpu_ms`: its judge's and its candidate's process trees),
+        printed as a share of the sandbox containers' CPU; the rest of theirs is passk's own supervision."""
         after, containers = self._read(), self._containers()
         used = {name: after[name] - self.before[name] for name in after}
         used["sandbox containers"] = sum(cpu - self.containers_before.get(cid, 0.0) for cid, cpu in containers.items())
@@ -130,6 +133,16 @@ class CpuSplit:
         for name in [*parts, "rest"]:
             print(f"  {name:<20}{used[name]:7.1f} s  {1000 * used[name] / programs:6.2f} ms per program"
                   + ("  (other users of the machine, containers retired meanwhile)" if name == "rest" else ""))
+            if name == "sandbox containers" and programs_cpu_s is not None:
+                supervision = used[name] - programs_cpu_s
+                print(f"    {'the programs':<18}{programs_cpu_s:7.1f} s  {1000 * programs_cpu_s / programs:6.2f} ms per "
+                      "program  (judge and candidate, as the sandbox measured them)")
+                print(f"    {'the rest':<18}{supervision:7.1f} s  {1000 * supervision / programs:6.2f} ms per program  "
+                      "(supervisor, zygote, forks and their copy-on-write faults, the judge protocol)")
+        used["passk"] = passk
+        if programs_cpu_s is not None:
+            used["the programs"] = programs_cpu_s
+        return used
 
 
 def run_passk(stack: LocalStack, problems: dict, samples: list[dict], name: str) -> tuple[float, list[dict]]:
@@ -146,10 +159,15 @@ def run_passk(stack: LocalStack, problems: dict, samples: list[dict], name: str)
     run = client.post("/v1/runs", json=body).raise_for_status().json()
     run = wait_for_run(client, run["id"], timeout_s=3600, poll_s=0.2)
     elapsed = time.perf_counter() - started
-    split.report(len(samples), elapsed)
     assert run["status"] == "completed", run
     with stack.passk_client() as passk:
-        return elapsed, list(passk.iter_samples(run["id"]))  # in submission order
+        rows = list(passk.iter_samples(run["id"]))  # in submission order
+    LAST_SPLIT.update(split.report(len(samples), elapsed, sum(row.get("cpu_ms") or 0.0 for row in rows) / 1000))
+    return elapsed, rows
+
+
+# The CPU split of the last run_passk (seconds by part), for the per-program budget.
+LAST_SPLIT: dict[str, float] = {}
 
 
 def compare(name: str, stack: LocalStack, problems: dict, samples: list[dict], workdir: Path) -> float:
@@ -211,7 +229,9 @@ for source in programs:
     passed += os.read(read_end, 1) == b"1"
     os.close(read_end)
     os.waitpid(judge, 0)
-print(json.dumps({"programs": len(programs), "passed": passed, "seconds": time.perf_counter() - started}))
+times = os.times()
+print(json.dumps({"programs": len(programs), "passed": passed, "seconds": time.perf_counter() - started,
+                  "cpu_s": times.user + times.system + times.children_user + times.children_system}))
 """
 
 
@@ -250,6 +270,13 @@ def machine_limit(stack: LocalStack, problems: dict, samples: list[dict], cores:
     print(f"machine limit        : {seconds:8.1f} s  {total / seconds:7.1f} programs/s "
           f"({cores} containers of 1 CPU forking a judge and a candidate per program; "
           f"{sum(r['passed'] for r in results)} of {total} passed)")
+    limit_cpu_ms = 1000 * sum(r["cpu_s"] for r in results) / total
+    if LAST_SPLIT:
+        per = {name: 1000 * value / total for name, value in LAST_SPLIT.items()}
+        print(f"CPU per program      : passk {per['passk']:.2f} ms, the limit {limit_cpu_ms:.2f} ms; passk's budget: "
+              f"API {per['API']:.2f}, database {per['Postgres']:.2f}, worker {per['worker']:.2f}, "
+              f"sandbox {per['sandbox containers']:.2f} (of which the programs "
+              f"{per.get('the programs', float('nan')):.2f}), engine {per['docker daemons']:.2f}")
     return total / seconds
 
 

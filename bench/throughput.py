@@ -119,9 +119,10 @@ class CpuSplit:
                 "worker": sum(process_cpu_s(pid) for pid in workers)}
 
     def report(self, programs: int, wall_s: float, programs_cpu_s: float | None = None) -> dict[str, float]:
-        """Prints the split (ms per program) and returns it (seconds by part). `programs_cpu_s`: what the sandbox
-        measured of the programs themselves (each sample's `cpu_ms`: its judge's and its candidate's process trees),
-        printed as a share of the sandbox containers' CPU; the rest of theirs is passk's own supervision."""
+        """Prints the split (ms per program) and returns it (seconds by part). `programs_cpu_s`: the sum of the
+        samples' `cpu_ms`, the container's CPU from each program's start to its end (its judge and candidate, and the
+        supervisor and zygote serving them), printed as a share of the sandbox containers' CPU; the rest of theirs is
+        spent between programs."""
         after, containers = self._read(), self._containers()
         used = {name: after[name] - self.before[name] for name in after}
         used["sandbox containers"] = sum(cpu - self.containers_before.get(cid, 0.0) for cid, cpu in containers.items())
@@ -135,13 +136,13 @@ class CpuSplit:
                   + ("  (other users of the machine, containers retired meanwhile)" if name == "rest" else ""))
             if name == "sandbox containers" and programs_cpu_s is not None:
                 supervision = used[name] - programs_cpu_s
-                print(f"    {'the programs':<18}{programs_cpu_s:7.1f} s  {1000 * programs_cpu_s / programs:6.2f} ms per "
-                      "program  (judge and candidate, as the sandbox measured them)")
-                print(f"    {'the rest':<18}{supervision:7.1f} s  {1000 * supervision / programs:6.2f} ms per program  "
-                      "(supervisor, zygote, forks and their copy-on-write faults, the judge protocol)")
+                print(f"    {'programs running':<18}{programs_cpu_s:7.1f} s  {1000 * programs_cpu_s / programs:6.2f} ms per "
+                      "program  (start to end: judge, candidate, and the supervisor and zygote serving them)")
+                print(f"    {'between programs':<18}{supervision:7.1f} s  {1000 * supervision / programs:6.2f} ms per "
+                      "program  (reading jobs, resets, starting containers)")
         used["passk"] = passk
         if programs_cpu_s is not None:
-            used["the programs"] = programs_cpu_s
+            used["programs running"] = programs_cpu_s
         return used
 
 
@@ -275,8 +276,8 @@ def machine_limit(stack: LocalStack, problems: dict, samples: list[dict], cores:
         per = {name: 1000 * value / total for name, value in LAST_SPLIT.items()}
         print(f"CPU per program      : passk {per['passk']:.2f} ms, the limit {limit_cpu_ms:.2f} ms; passk's budget: "
               f"API {per['API']:.2f}, database {per['Postgres']:.2f}, worker {per['worker']:.2f}, "
-              f"sandbox {per['sandbox containers']:.2f} (of which the programs "
-              f"{per.get('the programs', float('nan')):.2f}), engine {per['docker daemons']:.2f}")
+              f"sandbox {per['sandbox containers']:.2f} (of which programs running "
+              f"{per.get('programs running', float('nan')):.2f}), engine {per['docker daemons']:.2f}")
     return total / seconds
 
 

@@ -156,6 +156,9 @@ class VerdictCounts(BaseModel):
     sandbox_error: int = 0
 
 
+assert set(VerdictCounts.model_fields) == {verdict.value for verdict in Verdict}
+
+
 class StateCounts(BaseModel):
     queued: int = 0
     leased: int = 0

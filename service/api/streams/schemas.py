@@ -7,23 +7,16 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from sandbox.verdicts import Verdict
+from service.api.runs.schemas import VerdictCounts
 
 HEADER = "X-Passk-Stream"
 MAX_NAME = 200
 
 
-class VerdictMix(BaseModel):
+class VerdictMix(VerdictCounts):
     """Calls by verdict; `pending` have none yet."""
 
     pending: int = 0
-    passed: int = 0
-    failed: int = 0
-    error: int = 0
-    timeout: int = 0
-    memory: int = 0
-    crashed: int = 0
-    compile_error: int = 0
-    sandbox_error: int = 0
 
 
 assert set(VerdictMix.model_fields) == {"pending", *(v.value for v in Verdict)}

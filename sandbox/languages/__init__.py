@@ -14,9 +14,9 @@ from sandbox.languages.base import Language
 __all__ = ["DEFAULT", "MODULES", "Language", "all_languages", "get", "image_of", "resolve"]
 
 # Module names under sandbox/languages/, in the order they are listed.
-MODULES = ("python", "python_science", "python_pytest", "cpp", "java", "java_junit", "javascript", "typescript", "go",
-           "go_test", "rust", "ruby", "lua", "php", "perl", "bash", "r", "csharp", "d", "elixir", "racket", "ocaml",
-           "haskell", "clojure", "scala")
+MODULES = ("python", "python_science", "python_pytest", "cpp", "java", "java_junit", "javascript", "typescript",
+           "typescript_jest", "go", "go_test", "rust", "ruby", "lua", "php", "perl", "bash", "r", "csharp", "d",
+           "elixir", "racket", "ocaml", "haskell", "clojure", "scala")
 # The language of a dataset that names none.
 DEFAULT = "python"
 

@@ -2,7 +2,7 @@
 Docker sandboxes):
 
 - SandboxFusion's own run_code tests (bytedance/SandboxFusion, sandbox/tests/runners/test_{python,cpp,java,nodejs,
-  go,rust}.py), each assertion as there and each program as there (Java's written more compactly), sent over
+  go,rust,pytest,jest}.py), each assertion as there and each program as there (Java's written more compactly), sent over
   HTTP. Python's fetch_files test reads back a
   relative path only (SandboxFusion's also writes /mnt/b, outside the program's directory, which passk's sandbox
   does not let a program write).
@@ -43,7 +43,7 @@ def stack() -> Iterator[LocalStack]:
     # worker builds a missing one on a request's time, which on a busy machine can outlast the 504 retries this
     # module (as verl) allows.
     client = docker.from_env()
-    for name in ("python", "python-pytest", "cpp", "java", "java-junit", "javascript", "go", "rust"):
+    for name in ("python", "python-pytest", "cpp", "java", "java-junit", "javascript", "typescript-jest", "go", "rust"):
         ensure_language_image(client, name)
     with LocalStack(prefix="passk_runcode") as running:
         running.start_worker(concurrency=4)
@@ -680,6 +680,91 @@ def test_junit_pass_fail_and_compile_error(client: httpx.Client) -> None:
     assert broken["compile_result"]["return_code"] != 0
 
 
+# ------------------------------------------------------------------ SandboxFusion's tests: jest
+
+# SandboxFusion's test_jest.py programs (its comments left out): a correct function, then one that returns 0.
+JEST_CODE = """
+import { describe, expect, test } from '@jest/globals';
+
+function MinSubArrayLen(target: number, nums: number[]): number {
+%s
+}
+
+describe('MinSubArrayLen', () => {
+    test('finds minimum length of a subarray with sum >= target', () => {
+        expect(MinSubArrayLen(7, [2, 3, 1, 2, 4, 3])).toBe(2);
+        expect(MinSubArrayLen(15, [1, 2, 3, 4, 5])).toBe(5);
+        expect(MinSubArrayLen(4, [1, 4, 4])).toBe(1);
+        expect(MinSubArrayLen(11, [1, 1, 1, 1, 1, 1, 1, 1])).toBe(0);
+    });
+
+    test('returns 0 if no such subarray exists', () => {
+        expect(MinSubArrayLen(100, [1, 2, 3, 4, 5])).toBe(0);
+        expect(MinSubArrayLen(7, [2, 1])).toBe(0);
+    });
+
+    test('works with single element array', () => {
+        expect(MinSubArrayLen(3, [3])).toBe(1);
+        expect(MinSubArrayLen(3, [1])).toBe(0);
+    });
+});
+"""
+MIN_SUB_ARRAY_LEN = """    let n = nums.length;
+    let minLength = Infinity;
+    let sum = 0;
+    let start = 0;
+
+    for (let end = 0; end < n; end++) {
+        sum += nums[end];
+
+        while (sum >= target) {
+            minLength = Math.min(minLength, end - start + 1);
+            sum -= nums[start];
+            start++;
+        }
+    }
+
+    return minLength === Infinity ? 0 : minLength;"""
+
+
+def test_jest_pass(client: httpx.Client) -> None:
+    result = run(client, language="jest", code=JEST_CODE % MIN_SUB_ARRAY_LEN, run_timeout=10)
+    assert result["status"] == SUCCESS, result
+    assert result["run_result"]["status"] == FINISHED and result["run_result"]["return_code"] == 0
+    assert "Tests:       3 passed, 3 total" in result["run_result"]["stderr"]
+
+
+def test_jest_fail(client: httpx.Client) -> None:
+    result = run(client, language="jest", code=JEST_CODE % "    return 0", run_timeout=10)
+    assert result["status"] == FAILED, result
+    assert result["run_result"]["status"] == FINISHED and result["run_result"]["return_code"] != 0
+    assert "Tests:       2 failed, 1 passed, 3 total" in result["run_result"]["stderr"]
+
+
+JEST_ADD = """function add(a: number, b: number): number { return %s; }
+test('adds', () => { expect(add(2, 3)).toBe(5); });
+"""
+
+
+def test_jest_syntax_and_type_errors_and_a_loop_end_as_in_sandboxfusion(client: httpx.Client) -> None:
+    """Babel strips TypeScript's types without checking them (SandboxFusion's set-up): a type error alone passes,
+    a syntax error fails the test suite; neither has a compile step. A test that never ends is a timeout."""
+    programs = {  # (code, run_timeout)
+        "type error": ("const three: number = 'three';\n" + JEST_ADD % "a + b", 10),
+        "syntax error": (JEST_ADD % "a + (b", 10),
+        "loop": ("test('never ends', () => { for (;;) {} });\n", 3),
+    }
+    with ThreadPoolExecutor(len(programs)) as pool:
+        results = dict(zip(programs, pool.map(lambda job: run(client, language="jest", code=job[0], run_timeout=job[1]),
+                                              programs.values())))
+    typed, broken, looping = results["type error"], results["syntax error"], results["loop"]
+    assert typed["status"] == SUCCESS and typed["compile_result"] is None, typed
+    assert broken["status"] == FAILED and broken["compile_result"] is None, broken
+    assert broken["run_result"]["status"] == FINISHED and broken["run_result"]["return_code"] == 1
+    assert "Test suite failed to run" in broken["run_result"]["stderr"] and "SyntaxError" in broken["run_result"]["stderr"]
+    assert looping["status"] == FAILED and looping["run_result"]["status"] == TLE, looping
+
+
 def test_test_framework_modes_are_not_dataset_languages(client: httpx.Client) -> None:
     problem = {"id": "p", "prompt": "", "entry_point": "f", "test": "def check(candidate):\n    pass\n"}
     response = client.post("/v1/datasets", json={"name": "modes", "language": "python-pytest", "problems": [problem]})
@@ -933,7 +1018,7 @@ def _basic_url(stack: LocalStack) -> str:
 
 
 def test_verl_programs_cover_every_language() -> None:
-    """Every language on /run_code; its test-framework modes (pytest, go_test, junit) are tested above."""
+    """Every language on /run_code; its test-framework modes (pytest, go_test, junit, jest) are tested above."""
     known = run_code_names(Settings())
     assert set(PROGRAMS) == {name for name, language in known.items() if not language.run_code_only}
 

@@ -197,6 +197,8 @@ class Language:
     variant_of: str = ""
     # A mode of /run_code under a name of SandboxFusion's (`pytest`, `go_test`), not a language a dataset may have.
     run_code_only: bool = False
+    # /run_code's `args` go at the end of the run's command line (SandboxFusion passes them to pytest only).
+    run_code_args: bool = False
     notes: str = ""
     extra: dict = field(default_factory=dict)
 

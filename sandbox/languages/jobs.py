@@ -77,12 +77,16 @@ def stdio_spec(language: Language, source: str, cases: list[dict[str, str]], cas
 
 
 def run_spec(language: Language, source: str, stdin: str, inputs: dict[str, str], fetch: list[str], toolchain: str,
-             memory_bytes: int, compile_time_limit_s: float, output_bytes: int, fetch_bytes: int) -> Native:
+             memory_bytes: int, compile_time_limit_s: float, output_bytes: int, fetch_bytes: int,
+             args: list[str] | tuple[str, ...] = ()) -> Native:
     """POST /run_code: the program compiled (as a stdio solution is, unless the language builds /run_code's programs
     its own way: `run_code_compile`) and run once on `stdin`, in a directory holding
-    `inputs` (relative path -> base64); it reports how it ended and the files named in `fetch`."""
+    `inputs` (relative path -> base64); it reports how it ended and the files named in `fetch`. `args` end the
+    run's command line (only where the language takes them: `run_code_args`)."""
+    if args and not language.run_code_args:
+        raise ValueError(f"{language.name} takes no arguments on /run_code")
     candidate = _build(language, {language.source_file: language.stdio_program(source)},
-                       language.run_code_compile or language.compile, language.run_argv(memory_bytes))
+                       language.run_code_compile or language.compile, (*language.run_argv(memory_bytes), *args))
     spec = _common(language, "run", candidate, None, toolchain, compile_time_limit_s, None)
     spec.stdin, spec.inputs, spec.fetch = stdin, dict(inputs), list(fetch)
     spec.output_bytes, spec.fetch_bytes = output_bytes, fetch_bytes

@@ -19,5 +19,6 @@ LANGUAGE = dataclasses.replace(
     reference_commands=(),
     variant_of="python",
     run_code_only=True,
+    run_code_args=True,  # e.g. `-k name`, `-x`, `--junitxml=report.xml` (then fetched with `fetch_files`)
     notes="SandboxFusion's `pytest` on /run_code: the program's tests run by pytest.",
 )

@@ -1,5 +1,5 @@
 """`run`: the problem behind POST /run_code, in every language. The sample's completion is a JSON object
-{"code", "stdin", "files", "fetch_files"}; the program is compiled (if its language compiles) and run once on that
+{"code", "stdin", "files", "fetch_files"[, "args"]}; the program is compiled (if its language compiles) and run once on that
 input (sandbox/runtime/native.py, mode `run`), and the sample records how it ended: exit status 0 passes, and its
 `failure` record (kind `run_code`) holds the compile's and the run's results and the fetched files."""
 
@@ -17,9 +17,12 @@ from service.formats.program import Program
 from service.formats.registry import Format, language_of
 
 
-def completion_for(code: str, stdin: str, files: dict[str, str], fetch_files: list[str] | tuple[str, ...] = ()) -> str:
-    return json.dumps({"code": code, "stdin": stdin, "files": files, "fetch_files": list(fetch_files)},
-                      sort_keys=True, ensure_ascii=False)
+def completion_for(code: str, stdin: str, files: dict[str, str], fetch_files: list[str] | tuple[str, ...] = (),
+                   args: list[str] | tuple[str, ...] = ()) -> str:
+    request = {"code": code, "stdin": stdin, "files": files, "fetch_files": list(fetch_files)}
+    if args:
+        request["args"] = list(args)
+    return json.dumps(request, sort_keys=True, ensure_ascii=False)
 
 
 def program(problem: Any, completion: str) -> Program:
@@ -31,7 +34,7 @@ def program(problem: Any, completion: str) -> Program:
     spec = run_spec(language, request["code"], request.get("stdin") or "", request.get("files") or {},
                     request.get("fetch_files") or [], "", memory_bytes(problem),
                     compile_s or language.compile_time_limit_s, settings.run_code_output_bytes,
-                    settings.run_code_fetch_bytes)
+                    settings.run_code_fetch_bytes, request.get("args") or ())
     return as_program(spec, language.name, limit)
 
 

@@ -624,6 +624,42 @@ def test_pytest_fail(client: httpx.Client) -> None:
     assert "2 failed" in result["run_result"]["stdout"]
 
 
+PYTEST_TWO = """
+def test_one():
+    assert 1 + 1 == 2
+
+def test_two():
+    assert 1 + 1 == 3
+"""
+
+
+def test_pytest_args_reach_pytests_command_line(client: httpx.Client) -> None:
+    """SandboxFusion's `args`: pytest's own options, after passk's; a report pytest writes comes back by fetch_files."""
+    assert run(client, language="pytest", code=PYTEST_TWO, run_timeout=10)["status"] == FAILED
+    chosen = run(client, language="pytest", code=PYTEST_TWO, run_timeout=10, args=["-k", "test_one"],
+                 fetch_files=["report.xml"], files={})
+    assert chosen["status"] == SUCCESS, chosen
+    assert "1 passed, 1 deselected" in chosen["run_result"]["stdout"]
+    reported = run(client, language="pytest", code=PYTEST_TWO, run_timeout=10, args=["--junitxml=report.xml"],
+                   fetch_files=["report.xml"])
+    assert reported["status"] == FAILED, reported
+    report = base64.b64decode(reported["files"]["report.xml"]).decode()
+    assert 'tests="2"' in report and 'failures="1"' in report and "test_two" in report
+
+
+def test_args_of_another_language_are_ignored_and_said(client: httpx.Client) -> None:
+    result = run(client, language="python", code="import sys; print(sys.argv[1:])", run_timeout=5, args=["-x"])
+    assert result["status"] == SUCCESS, result
+    assert result["run_result"]["stdout"].strip() == "[]"
+    assert "args ignored: python takes none (only pytest does)" in result["message"]
+
+
+def test_an_argument_with_a_nul_byte_is_refused(client: httpx.Client) -> None:
+    response = client.post("/run_code", json={"language": "pytest", "code": PYTEST_TWO, "args": ["-k\u0000x"]})
+    assert response.status_code == 422, response.text
+    assert "args" in response.text
+
+
 # ------------------------------------------------------------------ go_test (SandboxFusion has no test of its own)
 
 GO_TEST = """package main

@@ -38,11 +38,12 @@ async def run_code(
     stream = stream_of(stream, "run_code")
     language = runcode_service.language_of(settings, body)
     bounds = runcode_service.limits(settings, language, body)
+    args = runcode_service.arguments(language, body, bounds.notes)
     # What the client waits for (its compile_timeout even where nothing compiles), less a margin for the way back.
     budget = min(settings.max_wait_s, bounds.run_s + body.compile_timeout + ANSWER_ALLOWANCE_S)
     run = await run_and_wait(
         request, response, session, principal,
-        lambda: runcode_service.submit(session, settings, principal, body, language, bounds, stream), budget,
+        lambda: runcode_service.submit(session, settings, principal, body, language, bounds, stream, args), budget,
     )
     answer, sample_id = await runcode_service.answer(session, run.id, bounds.notes)
     response.headers["X-Passk-Sample"] = str(sample_id)

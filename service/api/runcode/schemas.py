@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +18,11 @@ class CommandRunStatus(StrEnum):
     FINISHED = "Finished"
     ERROR = "Error"
     TIME_LIMIT_EXCEEDED = "TimeLimitExceeded"
+
+
+MAX_ARGS = 64
+# One command-line argument: no NUL byte, which no argv can hold.
+Argument = Annotated[str, Field(max_length=4096, pattern=r"^[^\x00]*$")]
 
 
 class RunCodeRequest(BaseModel):
@@ -44,6 +50,9 @@ class RunCodeRequest(BaseModel):
     fetch_files: list[str] = Field(default_factory=list, max_length=100, description=(
         "Files to read back after the run (relative to the working directory, or absolute), base64 in the answer's "
         "`files`, up to PASSK_RUN_CODE_FETCH_BYTES together; missing or oversized ones are named in `message`."))
+    args: list[Argument] = Field(default_factory=list, max_length=MAX_ARGS, description=(
+        "`pytest` only: more arguments for pytest's command line (`-k name`, `--junitxml=report.xml`, ...), after "
+        "passk's own. Another language's are ignored, and `message` says so."))
 
 
 class CommandRunResult(BaseModel):

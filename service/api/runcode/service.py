@@ -80,6 +80,15 @@ def limits(settings: Settings, language: Language, body: RunCodeRequest) -> Limi
     return Limits(run_s, memory_mb, compile_s, notes)
 
 
+def arguments(language: Language, body: RunCodeRequest, notes: list[str]) -> list[str]:
+    """The request's `args` for the run's command line, where its language takes them (SandboxFusion passes them to
+    pytest only); another language's are dropped, and `notes` says so."""
+    if body.args and not language.run_code_args:
+        notes.append(f"args ignored: {body.language} takes none (only pytest does)")
+        return []
+    return list(body.args)
+
+
 async def _dataset_id(session: AsyncSession, principal: Principal, language: str) -> uuid.UUID:
     """The project's dataset holding the language's one `run` problem, made on first use (concurrent first uses
     agree): each project's /run_code runs are its own, on datasets of its own."""
@@ -129,7 +138,7 @@ def _check_files(body: RunCodeRequest) -> dict[str, str]:
 
 
 async def submit(session: AsyncSession, settings: Settings, principal: Principal, body: RunCodeRequest,
-                 language: Language, bounds: Limits, stream: str) -> RunRead:
+                 language: Language, bounds: Limits, stream: str, args: list[str] | None = None) -> RunRead:
     files = _check_files(body)
     dataset_id = await _dataset_id(session, principal, language.name)
     run = RunCreate(
@@ -140,7 +149,7 @@ async def submit(session: AsyncSession, settings: Settings, principal: Principal
         memory_mb=bounds.memory_mb,
         compile_time_limit_s=bounds.compile_s,
         samples=[{"problem_id": problem_key(language.name),  # type: ignore[list-item]
-                  "completion": completion_for(body.code, body.stdin or "", files, body.fetch_files)}],
+                  "completion": completion_for(body.code, body.stdin or "", files, body.fetch_files, args or ())}],
         priority=RunPriority.INTERACTIVE,
     )
     return await run_service.create(session, settings, principal, run, stream=stream)

@@ -83,3 +83,15 @@ def run_reference(docker_client: Any, image: str, language: Language, programs: 
     for result in results.values():
         result["passed"] = rule.passes(result["exit_code"], result["stdout"], result["stderr"], result["timed_out"])
     return results
+
+
+def rerun_timeouts_alone(docker_client: Any, image: str, language: Language, programs: dict[str, str],
+                         results: dict[str, dict[str, Any]], passed: set[str], **options: Any) -> int:
+    """The harness's own timeouts on a loaded machine (a start-up or a compile that did not get the CPU in time):
+    those of the programs passk passed (`passed`, labels) run again, one at a time, before they count, as passk
+    re-runs its own wall-clock timeouts alone. Updates `results` in place; returns how many ran again. `options`:
+    run_reference's (env, timeout_s, build_timeout_s)."""
+    again = {label: programs[label] for label, result in results.items() if result["timed_out"] and label in passed}
+    if again:
+        results.update(run_reference(docker_client, image, language, again, workers=1, **options))
+    return len(again)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from passk_dev.reference import run_reference
+from passk_dev.reference import rerun_timeouts_alone, run_reference
 from sandbox.executor import Outcome
 from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.languages import get
@@ -39,12 +39,8 @@ def compare_with_multipl_e(docker_client: Any, name: str, rows_code: str, chosen
     jobs = [job(language, version, rows[problem], completion, label) for label, (problem, completion) in chosen.items()]
     outcomes = {j.id: o for j, o in zip(jobs, run_parallel(docker_client, image, jobs), strict=True)}
     assert not [label for label, o in outcomes.items() if o.verdict is Verdict.SANDBOX_ERROR]
-    # The harness's own timeouts under a loaded machine (a compile inside its 15 s): those of programs passk passed
-    # run again, one at a time, before they count, as passk re-runs its own wall-clock timeouts alone.
-    again = {label: texts[label] for label, result in reference.items()
-             if result["timed_out"] and outcomes[label].verdict is Verdict.PASSED}
-    if again:
-        reference.update(run_reference(docker_client, image, language, again, workers=1, env=env))
+    rerun_timeouts_alone(docker_client, image, language, texts, reference,
+                         {label for label, o in outcomes.items() if o.verdict is Verdict.PASSED}, env=env)
     differ = {label for label in chosen if (outcomes[label].verdict is Verdict.PASSED) != reference[label]["passed"]}
     listed = set(differences)
     assert differ == listed, {label: (outcomes[label].verdict.value, reference[label]["exit_code"])

@@ -68,11 +68,11 @@ class RuntimeFiles:
 @dataclass(frozen=True)
 class ReferencePass:
     """The original harness's rule for a pass (MultiPL-E's evaluation/src/eval_<language>.py, HumanEval-X's
-    execution.py), applied to a run of `Language.reference_commands`: the differential tests and
-    bench/languages.py compare passk's verdicts with it. The harnesses differ: most pass exit status 0; Racket's
-    and Scala's also want nothing on stderr; Clojure's wants its test report's summary on stdout (its exit status
-    is 0 either way); Perl's fails on "ERROR" anywhere in the output; C#'s ignores the exit status and fails on a
-    failed Debug.Assert or an unhandled exception in stderr."""
+    execution.py), applied to a run of `Language.reference_commands` (passk_dev/reference.py): the differential
+    tests and bench/languages.py compare passk's verdicts with it. The harnesses differ: most pass exit status 0;
+    Racket's, Scala's and HumanEval-X's JavaScript also want nothing on stderr; Clojure's wants its test report's
+    summary on stdout (its exit status is 0 either way); Perl's fails on "ERROR" anywhere in the output; C#'s
+    ignores the exit status and fails on a failed Debug.Assert or an unhandled exception in stderr."""
 
     exit_zero: bool = True  # the exit status must be 0
     quiet_stderr: bool = False  # nothing at all on stderr
@@ -86,6 +86,8 @@ class ReferencePass:
     # The harness's timeout of the commands before the last (the build), where it differs from timeout_s
     # (MultiPL-E's scalac: 45 s). 0: timeout_s.
     build_timeout_s: float = 0.0
+    # Variables the harness's commands run with on top of PATH, HOME and LANG (as (name, value) pairs).
+    env: tuple[tuple[str, str], ...] = ()
 
     def passes(self, exit_code: int, stdout: str, stderr: str, timed_out: bool = False) -> bool:
         if self.captured_bytes:

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from sandbox.languages import split as splitting
-from sandbox.languages.base import MB, Language, RuntimeFiles, own_heap
+from sandbox.languages.base import MB, Language, ReferencePass, RuntimeFiles, own_heap
 from sandbox.languages.split import Entry, Programs, SplitError, Syntax, TestSource
 
 JS_MD5 = "js-md5@0.8.3"
@@ -232,7 +232,8 @@ LANGUAGE = Language(
     run_code_names=("nodejs",),
     reference_commands=("node main.js",),
     # The original harness fails a program that writes to stderr (its failed console.asserts only print).
-    extra={"reference_stderr_fails": True, "bench": (
+    reference_pass=ReferencePass(quiet_stderr=True),
+    extra={"bench": (
         lambda row: "  return undefined;\n" + row["canonical_solution"],
         lambda row: "  while (Date.now() > 0) { }\n" + row["canonical_solution"],
     )},

@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-from sandbox.languages import scala
 from sandbox.verdicts import Verdict
 from tests.languages.conftest import DATA
 from tests.languages.reference import compare_with_multipl_e
@@ -22,9 +21,6 @@ DIFFERENCES = json.loads((DATA / "multipl_e_differences.json").read_text())["sca
 # One problem's right, wrong, throwing, looping and exiting answers (more problems run end to end in test_scala.py).
 PROBLEMS = ("HumanEval_23_strlen",)
 IN_PROCESS = ("the object's initialiser exits 0", "a shutdown hook that halts 0", "lines that look like a pass")
-# MultiPL-E's JVMs start as passk's do (C1 only, the serial collector, scalac's class-data-sharing archive): flags
-# that change nothing a program prints or returns, and take scalac's CPU from about 4 s a program to about 1.3 s.
-JAVA_OPTS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:SharedArchiveFile=" + scala.SCALAC_ARCHIVE
 
 
 def programs() -> dict[str, tuple[str, str]]:
@@ -40,8 +36,7 @@ def programs() -> dict[str, tuple[str, str]]:
 
 @pytest.mark.slow
 def test_passk_agrees_with_multipl_e(docker_client) -> None:  # type: ignore[no-untyped-def]
-    found = compare_with_multipl_e(docker_client, "scala", "scala", programs(), DIFFERENCES,
-                                   env={"JAVA_OPTS": JAVA_OPTS})
+    found = compare_with_multipl_e(docker_client, "scala", "scala", programs(), DIFFERENCES)
     # Every difference is a pass MultiPL-E gives and passk does not.
     assert all(found.reference[label]["passed"] and found.outcomes[label].verdict is not Verdict.PASSED
                for label in found.differ)

@@ -4,8 +4,10 @@ samples (keys share the workers at equal priority), then the oldest run; batch r
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 from sqlalchemy import text
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from service.api.auth.keys import SCOPES
@@ -96,3 +98,49 @@ def test_programs_take_the_workers_own_default_limit(sync_session: Session) -> N
     _run(db, dataset, problem, key.id, "interactive", 1)
     (claimed,) = queue.claim_batch(db, "tests", 16, 60, 7.25, 512, "image")
     assert "7.25" in claimed.program and claimed.memory_bytes == 512 * 1024 * 1024
+
+
+def test_the_claims_one_plan_walks_indexes(sync_session: Session) -> None:
+    """The claim runs on a generic plan (made once per connection, without the parameters' values): on a queue of a
+    realistic shape it must still find the head run's sample and its batch by walking indexes in order, never by
+    reading and sorting a run's queued samples (as a plan that did not know a LIMIT would)."""
+    db = sync_session
+    dataset, problems = _dataset(db, 64)
+    # Eight runs of 50,000 samples over 64 problems, as bench/queue_scale.py's.
+    runs = [_run(db, dataset, problems[0], None, "batch", 0) for _ in range(8)]
+    db.execute(
+        text("INSERT INTO samples (run_id, problem_id, index, completion) "
+             "SELECT run, (:problems)[1 + (i / 781) % 64], i % 781, 'return x' || i "
+             "FROM unnest(CAST(:runs AS uuid[])) AS run, generate_series(0, 49999) AS i"),
+        {"runs": runs, "problems": problems},
+    )
+    head = runs[0]
+    db.execute(text("ANALYZE samples"))
+    db.execute(text("ANALYZE runs"))
+
+    compiled = queue._CLAIM.compile(dialect=postgresql.dialect(paramstyle="numeric_dollar"))
+    values = {**compiled.params, "owner": "tests", "lease": timedelta(seconds=60), "head_run": head, "limit": 16}
+    db.execute(queue._CLAIM_TRANSACTION)  # as claim_batch does
+    db.execute(text(f"PREPARE passk_claim AS {compiled.string}"))
+
+    def literal(value: object) -> str:  # EXECUTE's arguments: a utility statement takes no bound parameters
+        if isinstance(value, timedelta):
+            return f"interval '{value.total_seconds()} seconds'"
+        if isinstance(value, int):
+            return str(value)
+        return "'" + str(getattr(value, "value", value)).replace("'", "''") + "'"
+
+    arguments = ", ".join(literal(values[name]) for name in compiled.positiontup)
+    (plan,) = db.execute(text(f"EXPLAIN (FORMAT JSON) EXECUTE passk_claim({arguments})")).scalar_one()
+    db.execute(text("DEALLOCATE passk_claim"))
+
+    def nodes(node: dict):
+        yield node
+        for child in node.get("Plans", []):
+            yield from nodes(child)
+
+    ctes = {node["Subplan Name"]: node for node in nodes(plan["Plan"]) if node.get("Subplan Name", "").startswith("CTE ")}
+    for name in ("CTE pivot", "CTE past", "CTE before", "CTE head_rows"):
+        kinds = [(n["Node Type"], n.get("Relation Name")) for n in nodes(ctes[name])]
+        assert not [k for k in kinds if "Sort" in k[0] or k == ("Seq Scan", "samples")], (name, kinds)
+    assert len(queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image")) == 16

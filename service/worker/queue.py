@@ -17,7 +17,8 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 from sqlalchemy import (
-    UUID, BigInteger, Interval, Row, Text, and_, any_, bindparam, case, cast, func, or_, select, true, union_all, update,
+    UUID, BigInteger, Interval, Row, Text, and_, any_, bindparam, case, cast, func, literal_column, or_, select, true,
+    union_all, update,
 )
 from sqlalchemy.dialects.postgresql import array
 from sqlalchemy.orm import Session
@@ -43,6 +44,7 @@ from service.worker.results import (
 )
 
 runs, samples, problems, datasets = Run.__table__, Sample.__table__, Problem.__table__, Dataset.__table__
+ONE = literal_column("1")
 
 
 
@@ -121,11 +123,13 @@ def _claim():
     # each other's, but each still walks them). Walking ix_samples_queued_run in its order: `= ANY(ARRAY[run])`
     # rather than `= run`, which would let the planner walk the primary key instead, filtering every queued
     # sample of the runs before this one (it assumes them spread evenly over the ids, and they are not).
+    # LIMIT 1 in the SQL text, not a parameter: the claim's plan is generic (_CLAIM_TRANSACTION), and a generic plan
+    # that does not know the limit expects to read a tenth of the rows, so it sorts them instead of walking an index.
     in_head_run = (samples.c.state == fixed(SampleState.QUEUED),
                    samples.c.run_id == any_(array([bindparam("head_run", type_=UUID)])))
 
     def queued_end(*order):
-        return select(samples.c.id).where(*in_head_run).order_by(*order).limit(1).scalar_subquery()
+        return select(samples.c.id).where(*in_head_run).order_by(*order).limit(ONE).scalar_subquery()
 
     first, last = queued_end(samples.c.run_id, samples.c.id), queued_end(samples.c.run_id.desc(), samples.c.id.desc())
     pivot = select(cast(first + func.floor(func.random() * (last - first + 1)), BigInteger).label("at")).cte("pivot")
@@ -141,14 +145,14 @@ def _claim():
             .select_from(samples.join(runs, runs.c.id == samples.c.run_id))
             .where(*in_head_run, side)
             .order_by(samples.c.run_id, samples.c.id)
-            .limit(1)
+            .limit(ONE)
             .with_for_update(of=samples, skip_locked=True)
             .cte(name)
         )
 
     # A CTE is read on demand: `before` is walked only when `past` found nothing.
     past, before = from_pivot(samples.c.id >= at, "past"), from_pivot(samples.c.id < at, "before")
-    head = select(union_all(select(past), select(before)).subquery("found")).limit(1).cte("head")
+    head = select(union_all(select(past), select(before)).subquery("found")).limit(ONE).cte("head")
     same_limits = and_(
         runs.c.status.in_(fixed(ACTIVE_RUN_STATES)), runs.c.priority == head.c.priority, runs.c.use_cache == head.c.use_cache,
         runs.c.time_limit_s.is_not_distinct_from(head.c.time_limit_s), runs.c.memory_mb.is_not_distinct_from(head.c.memory_mb),
@@ -228,6 +232,12 @@ _STARTING = (
     )
     .values(status=RunState.RUNNING, started_at=func.now())
 )
+# The claim's statements keep one plan per connection (generic: made once, for any parameters), set first in the
+# claim's transaction, for it only. PostgreSQL would otherwise plan every claim afresh (the generic plan's estimate
+# is higher than a custom plan's, so it is never chosen), and planning the claim costs more CPU than running it.
+# The plans are the same: the queue's states and the claim's LIMIT 1s are constants in the SQL text, so the planner
+# knows them either way (bench/queue_scale.py shows the difference in PostgreSQL CPU per sample).
+_CLAIM_TRANSACTION = select(func.set_config("plan_cache_mode", "force_generic_plan", true()))
 # A problem's row and a run's limits never change once stored: a worker reads them once per (run, problem).
 _CONTEXTS: dict[tuple[uuid.UUID, int], Row] = {}
 _CONTEXTS_KEPT = 4096
@@ -261,6 +271,7 @@ def claim_batch(
     interactive runs in one claim (a thread runs its claim's programs one after the other, so a claim of one keeps
     a program that sleeps from holding others back). `only_priority`: claim runs of that priority only."""
     rows: list = []
+    session.execute(_CLAIM_TRANSACTION)
     for candidate, priority in session.execute(_CANDIDATE_RUNS, {"first": first_priority, "only": only_priority}).all():
         most = interactive_limit if interactive_limit and priority == "interactive" else limit
         rows = session.execute(

@@ -106,7 +106,11 @@ def test_a_stopping_worker_gives_back_the_reruns_it_has_not_started(
     wait_until(lambda: states()["done"] >= 1, 120, "the first re-run's verdict")
     stack.stop_workers()
     # The running re-run was finished; the waiting one is back in the queue (no worker is left to reclaim it).
-    assert states() == {"queued": 1, "leased": 0, "done": 2, "cancelled": 0}
+    # The stop may also come between the first re-run's record and the start of the second: then both wait and
+    # both are given back.
+    given_back = states()
+    assert given_back["leased"] == 0 and given_back["cancelled"] == 0, given_back
+    assert given_back["queued"] in (1, 2) and given_back["queued"] + given_back["done"] == 3, given_back
 
     client = workers(1)
     run = wait_for_run(client, run_id)

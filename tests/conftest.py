@@ -54,6 +54,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.alone)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """A failure is named on its own line as it happens (in the process that prints, under xdist), so a log cut
+    short before pytest's summary still says which test failed and how long it took."""
+    config = _CONFIG.get("controller")
+    terminal = config.pluginmanager.get_plugin("terminalreporter") if config is not None else None
+    if report.failed and terminal is not None:
+        terminal.write_line(f"\nFAILED ({report.when}, {report.duration:.0f} s): {report.nodeid}", red=True)
+
+
+_CONFIG: dict[str, pytest.Config] = {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist) owns the terminal
+        _CONFIG["controller"] = config
+
+
 def _admin_conninfo(url: str) -> str:
     return make_url(url).set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
 

@@ -54,22 +54,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.alone)
 
 
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """A failure is named on its own line as it happens (in the process that prints, under xdist), so a log cut
-    short before pytest's summary still says which test failed and how long it took."""
-    config = _CONFIG.get("controller")
-    terminal = config.pluginmanager.get_plugin("terminalreporter") if config is not None else None
-    if report.failed and terminal is not None:
-        terminal.write_line(f"\nFAILED ({report.when}, {report.duration:.0f} s): {report.nodeid}", red=True)
+class _FailuresNamedAtOnce:
+    """Names a failure on its own line as it happens, so a log cut short before pytest's summary still says which
+    test failed and after how long. Registered in the process that prints (xdist's controller)."""
 
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
 
-_CONFIG: dict[str, pytest.Config] = {}
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if report.failed and terminal is not None:
+            terminal.write_line(f"\nFAILED ({report.when}, {report.duration:.0f} s): {report.nodeid}", red=True)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist) owns the terminal
-        _CONFIG["controller"] = config
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(_FailuresNamedAtOnce(config), "passk-failures-named-at-once")
 
 
 def _admin_conninfo(url: str) -> str:

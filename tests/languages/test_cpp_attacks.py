@@ -16,6 +16,7 @@ from sandbox.languages import get
 from sandbox.languages import jobs
 from sandbox.languages.split import TestSource as Source
 from tests.languages.conftest import humaneval_x_rows
+from tests.sandbox.programs import wall_timeouts_again_alone
 
 # Problems of different signatures: bool(vector<float>, float), float(float), vector<string>(vector<string>,
 # string), vector<int>(list<boost::any>), vector<int>(int), boost::any(boost::any, boost::any).
@@ -126,6 +127,7 @@ def test_no_attack_turns_a_wrong_answer_into_a_pass(docker_client) -> None:  # t
         outcomes = dict(zip(expected, sandbox.run(queued), strict=True))
     finally:
         sandbox.close()
+    outcomes = wall_timeouts_again_alone(docker_client, image, queued, outcomes)
     passed = [name for name, o in outcomes.items() if o.verdict.value == "passed"]
     errors = [(name, o.detail) for name, o in outcomes.items() if o.verdict.value == "sandbox_error"]
     unflagged = [(name, sorted(flags - set(outcomes[name].flags)), outcomes[name].verdict.value,

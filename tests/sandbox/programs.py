@@ -45,4 +45,22 @@ def run_sharded(docker_client, image: str, jobs: list[Job], shard_of=None, sandb
 
     with ThreadPoolExecutor(sandboxes) as pool:
         finished = list(pool.map(run, [share for share in shares if share]))
-    return {outcome.id: outcome for outcomes in finished for outcome in outcomes}
+    return wall_timeouts_again_alone(docker_client, image, jobs,
+                                     {outcome.id: outcome for outcomes in finished for outcome in outcomes})
+
+
+def wall_timeouts_again_alone(docker_client, image: str, jobs: list[Job], outcomes: dict[str, Outcome]) -> dict[str, Outcome]:  # noqa: ANN001
+    """The worker's rule for a wall-clock timeout (service/worker/cache.py): on a loaded machine it may be the
+    machine's (a compile that got no CPU, a start-up that waited for the disk), so it runs again, alone, in a
+    fresh sandbox before it counts. Returns `outcomes` with those jobs' second outcomes."""
+    from sandbox.executor import SandboxSettings
+    from service.worker.cache import wall_timeout
+
+    again = [job for job in jobs if wall_timeout(outcomes[job.id])]
+    if not again:
+        return outcomes
+    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
+    try:
+        return {**outcomes, **{job.id: box.run([job])[0] for job in again}}
+    finally:
+        box.close()

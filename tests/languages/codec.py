@@ -11,11 +11,12 @@ import struct
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sandbox.executor import Outcome, Sandbox, SandboxSettings
+from sandbox.executor import Outcome
 from sandbox.images import toolchain_version
 from sandbox.languages import get
 from sandbox.runtime import values as v
 from tests.languages.hostile import job
+from tests.sandbox.programs import image_sandbox
 
 S = v.string
 D = v.f64
@@ -75,7 +76,7 @@ def echo_outcomes(docker_client: Any, image: str, name: str, prompt: str, tests:
     row = {"prompt": prompt, "tests": tests}
     jobs = [job(language, version, row, completion, f"echo {index}", time_limit_s=5.0)
             for index, completion in enumerate(completions)]
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
+    box = image_sandbox(docker_client, image)
     try:
         return box.run(jobs)
     finally:

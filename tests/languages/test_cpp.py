@@ -171,15 +171,14 @@ def test_shared_data_is_there() -> None:
 
 
 def _sandbox(docker_client):  # type: ignore[no-untyped-def]
-    from sandbox.executor import Sandbox, SandboxSettings
+    from tests.sandbox.programs import image_sandbox
     from sandbox.images import ensure_language_image, toolchain_version
     from sandbox.languages import get
 
     cpp = get("cpp")
     image = ensure_language_image(docker_client, cpp)
     version = toolchain_version(docker_client, image, cpp)
-    return cpp, version, Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image,
-                                                              owner="passk-tests"))
+    return cpp, version, image_sandbox(docker_client, image)
 
 
 def _job(cpp, version, name, prompt, completion, tests, **limits):  # type: ignore[no-untyped-def]

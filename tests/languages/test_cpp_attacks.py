@@ -10,13 +10,13 @@ another process, `out_of_turn` when it wrote on the judge's channel out of turn.
 
 from __future__ import annotations
 
-from sandbox.executor import Job, Sandbox, SandboxSettings
+from sandbox.executor import Job
 from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.languages import get
 from sandbox.languages import jobs
 from sandbox.languages.split import TestSource as Source
 from tests.languages.conftest import humaneval_x_rows
-from tests.sandbox.programs import wall_timeouts_again_alone
+from tests.sandbox.programs import run_sharded
 
 # Problems of different signatures: bool(vector<float>, float), float(float), vector<string>(vector<string>,
 # string), vector<int>(list<boost::any>), vector<int>(int), boost::any(boost::any, boost::any).
@@ -122,12 +122,7 @@ def test_no_attack_turns_a_wrong_answer_into_a_pass(docker_client) -> None:  # t
             source = Source("humaneval-x", row["prompt"], row["test"], completion, row["declaration"])
             queued.append(Job(name, "", 2.0, memory, language="cpp", native=jobs.tests_spec(cpp, source, version, memory)))
             expected[name] = flags
-    sandbox = Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image, owner="passk-tests"))
-    try:
-        outcomes = dict(zip(expected, sandbox.run(queued), strict=True))
-    finally:
-        sandbox.close()
-    outcomes = wall_timeouts_again_alone(docker_client, image, queued, outcomes)
+    outcomes = run_sharded(docker_client, image, queued, sandboxes=1)
     passed = [name for name, o in outcomes.items() if o.verdict.value == "passed"]
     errors = [(name, o.detail) for name, o in outcomes.items() if o.verdict.value == "sandbox_error"]
     unflagged = [(name, sorted(flags - set(outcomes[name].flags)), outcomes[name].verdict.value,

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from sandbox.executor import Job, Sandbox, SandboxSettings
+from sandbox.executor import Job
 from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.languages import get
 from sandbox.languages import jobs
 from sandbox.languages.split import TestSource as Source
 from tests.languages.conftest import humaneval_x_rows
+from tests.sandbox.programs import image_sandbox
 
 INCLUDES = "\n#include <cstdio>\n#include <cstdlib>\n#include <unistd.h>\n#include <sys/wait.h>\n#include <dirent.h>\n" \
     "#include <signal.h>\n"
@@ -71,8 +72,7 @@ def test_hostile_wrappers_never_turn_a_wrong_answer_into_a_pass_or_a_right_one_i
         halves[index % 2] += [(True, right), (False, wrong)]
 
     def run(half: list[tuple[bool, Job]]) -> list[tuple[bool, Job, object]]:
-        sandbox = Sandbox(docker_client, SandboxSettings(image="unused-for-cpp", images=lambda _: image,
-                                                         owner="passk-tests"))
+        sandbox = image_sandbox(docker_client, image)
         try:
             return [(is_right, one, outcome) for (is_right, one), outcome
                     in zip(half, sandbox.run([one for _, one in half]), strict=True)]

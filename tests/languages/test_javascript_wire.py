@@ -10,11 +10,12 @@ import struct
 
 import pytest
 
-from sandbox.executor import Job, Sandbox, SandboxSettings
+from sandbox.executor import Job
 from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.languages import get, jobs as native_jobs, split
 from sandbox.runtime import values as v
 from sandbox.verdicts import Verdict
+from tests.sandbox.programs import image_sandbox
 
 MIB = 1024 * 1024
 
@@ -201,7 +202,7 @@ def test_every_kind_of_value_crosses_as_one_process_sees_it(docker_client, image
     lossy = "  return kind === 'any' ? value : JSON.parse(JSON.stringify(value) ?? 'null');\n}\n"
     jobs.append(Job("lossy", "", 5.0, 256 * MIB, language="javascript", native=native_jobs.tests_spec(
         language, split.TestSource("multipl-e", ECHO_PROMPT, ECHO_TESTS, lossy), version, 256 * MIB)))
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
+    box = image_sandbox(docker_client, image)
     try:
         echo, lossy_outcome = box.run(jobs)
     finally:

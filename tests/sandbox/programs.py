@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sandbox.executor import Job, Outcome, Sandbox
+from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
 from service.formats.program import Program
 
 MIB = 1024 * 1024
@@ -23,13 +23,16 @@ def run_programs(box: Sandbox, programs: list[Program], time_limit_s: float = 3.
     return box.run(jobs)
 
 
+def image_sandbox(docker_client, image: str) -> Sandbox:  # noqa: ANN001
+    """A sandbox that runs every job in `image` (a language's image built by the test), whatever its language."""
+    return Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
+
+
 def run_sharded(docker_client, image: str, jobs: list[Job], shard_of=None, sandboxes: int = 2) -> dict[str, Outcome]:  # noqa: ANN001
     """id -> outcome of each job, through `sandboxes` containers of `image` side by side (the machine's cores).
     Jobs whose `shard_of(job)` is the same (a problem) run in the same container, in their order, so that its
     judge is compiled once; an exception in any container is raised here."""
     from concurrent.futures import ThreadPoolExecutor
-
-    from sandbox.executor import SandboxSettings
 
     keys = sorted({shard_of(job) for job in jobs}) if shard_of else []
     shares: list[list[Job]] = [[] for _ in range(sandboxes)]
@@ -37,7 +40,7 @@ def run_sharded(docker_client, image: str, jobs: list[Job], shard_of=None, sandb
         shares[(keys.index(shard_of(job)) if shard_of else index) % sandboxes].append(job)
 
     def run(share: list[Job]) -> list[Outcome]:
-        box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
+        box = image_sandbox(docker_client, image)
         try:
             return box.run(share)
         finally:
@@ -53,13 +56,12 @@ def wall_timeouts_again_alone(docker_client, image: str, jobs: list[Job], outcom
     """The worker's rule for a wall-clock timeout (service/worker/cache.py): on a loaded machine it may be the
     machine's (a compile that got no CPU, a start-up that waited for the disk), so it runs again, alone, in a
     fresh sandbox before it counts. Returns `outcomes` with those jobs' second outcomes."""
-    from sandbox.executor import SandboxSettings
     from service.worker.cache import wall_timeout
 
     again = [job for job in jobs if wall_timeout(outcomes[job.id])]
     if not again:
         return outcomes
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
+    box = image_sandbox(docker_client, image)
     try:
         return {**outcomes, **{job.id: box.run([job])[0] for job in again}}
     finally:

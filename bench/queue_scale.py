@@ -16,6 +16,7 @@ deployment's workers hold their connections for hours, and only the window after
 connection's first statements cost PostgreSQL several times a steady one's (its catalog caches filled, each
 statement parsed and planned until the driver prepares it, its memory faulted in); `--warmup 0` measures that
 too.
+
 Target: >= 20,000 samples/s at 64 workers (a hundred hosts at today's per-host rate).
 
 The cluster runs with a deployment's durability (fsync, synchronous_commit and full_page_writes on, as

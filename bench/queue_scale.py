@@ -43,7 +43,7 @@ from sqlalchemy import create_engine, func, insert, select, text
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from passk_dev.localstack import create_database, postgres_server  # noqa: E402
-from passk_dev.proc import parent_pid, tree_cpu_s  # noqa: E402
+from passk_dev.proc import parent_pid, process_cpu_s, tree_cpu_s  # noqa: E402
 from sandbox.executor import Outcome  # noqa: E402
 from sandbox.verdicts import Verdict  # noqa: E402
 from service.core.database import make_sync_engine, psycopg_url, make_sync_sessionmaker, transaction  # noqa: E402
@@ -126,11 +126,6 @@ def _worker_thread(sessions, owner: str, batch: int, window: tuple[float, float]
     out.append((claims, recorded))
 
 
-def _cpu_s() -> float:
-    times = os.times()
-    return times.user + times.system
-
-
 def _process(url: str, threads: int, batch: int, window: tuple[float, float], start_at: float, conn) -> None:
     engine = make_sync_engine(url, pool_size=threads, max_overflow=0)
     sessions = make_sync_sessionmaker(engine)
@@ -145,9 +140,9 @@ def _process(url: str, threads: int, batch: int, window: tuple[float, float], st
         thread.start()
     # This process's CPU within the window (its threads' included).
     time.sleep(max(0.0, window[0] - time.time()))
-    cpu_from = _cpu_s()
+    cpu_from = process_cpu_s(os.getpid())
     time.sleep(max(0.0, window[1] - time.time()))
-    cpu = _cpu_s() - cpu_from
+    cpu = process_cpu_s(os.getpid()) - cpu_from
     for thread in pool:
         thread.join()
     engine.dispose()

@@ -13,15 +13,13 @@ Two sandboxes (two containers) share the work, one per core.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 from sandbox.executor import Job
 from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.languages import get
 from sandbox.languages import jobs
 from sandbox.languages.split import TestSource as Source
 from tests.languages.conftest import humaneval_x_rows
-from tests.sandbox.programs import image_sandbox
+from tests.sandbox.programs import run_sharded
 
 INCLUDES = "\n#include <cstdio>\n#include <cstdlib>\n#include <unistd.h>\n#include <sys/wait.h>\n#include <dirent.h>\n" \
     "#include <signal.h>\n"
@@ -63,28 +61,23 @@ def test_hostile_wrappers_never_turn_a_wrong_answer_into_a_pass_or_a_right_one_i
         return Job(label, "", limit_s, memory, language="cpp", native=jobs.tests_spec(cpp, source, version, memory))
 
     # One problem's right and wrong samples in the same container, so that its judge and server compile once.
-    halves: list[list[tuple[bool, Job]]] = [[], []]
+    queued: list[Job] = []
+    right_ids: set[str] = set()
+    problem_of: dict[str, str] = {}
     for index, row in enumerate(rows):
         right = job(f"{row['task_id']} trick {index % len(TRICKS)}", row,
                     row["canonical_solution"] + TRICKS[index % len(TRICKS)], 3.0)
         wrong = job(f"{row['task_id']} wrapper {index % len(WRAPPERS)}", row,
                     WRONG + WRAPPERS[index % len(WRAPPERS)], 2.0)
-        halves[index % 2] += [(True, right), (False, wrong)]
+        queued += [right, wrong]
+        right_ids.add(right.id)
+        problem_of[right.id] = problem_of[wrong.id] = row["task_id"]
 
-    def run(half: list[tuple[bool, Job]]) -> list[tuple[bool, Job, object]]:
-        sandbox = image_sandbox(docker_client, image)
-        try:
-            return [(is_right, one, outcome) for (is_right, one), outcome
-                    in zip(half, sandbox.run([one for _, one in half]), strict=True)]
-        finally:
-            sandbox.close()
-
-    with ThreadPoolExecutor(2) as pool:
-        results = [item for part in pool.map(run, halves) for item in part]
-    errors = [(one.id, o.detail) for _, one, o in results if o.verdict.value == "sandbox_error"]  # type: ignore[attr-defined]
-    forged = [(one.id, o.detail) for right, one, o in results if not right and o.verdict.value == "passed"]  # type: ignore[attr-defined]
-    lost = [(one.id, o.verdict.value, (o.detail or "")[:200]) for right, one, o in results  # type: ignore[attr-defined]
-            if right and o.verdict.value != "passed"]  # type: ignore[attr-defined]
+    outcomes = run_sharded(docker_client, image, queued, shard_of=lambda one: problem_of[one.id])
+    errors = [(name, o.detail) for name, o in outcomes.items() if o.verdict.value == "sandbox_error"]
+    forged = [(name, o.detail) for name, o in outcomes.items() if name not in right_ids and o.verdict.value == "passed"]
+    lost = [(name, o.verdict.value, (o.detail or "")[:200]) for name, o in outcomes.items()
+            if name in right_ids and o.verdict.value != "passed"]
     assert not errors, errors
     assert not forged, forged
     assert not lost, lost

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from service.api.auth.keys import SCOPES
 from service.api.auth.repository import create_key
 from service.api.projects.repository import default_project
+from service.core.database import WORKER_SERVER_SETTINGS
 from service.worker import queue
 
 
@@ -120,7 +121,8 @@ def test_the_claims_one_plan_walks_indexes(sync_session: Session) -> None:
 
     compiled = queue._CLAIM.compile(dialect=postgresql.dialect(paramstyle="numeric_dollar"))
     values = {**compiled.params, "owner": "tests", "lease": timedelta(seconds=60), "head_run": head, "limit": 16}
-    db.execute(queue._CLAIM_TRANSACTION)  # as claim_batch does
+    for name, value in WORKER_SERVER_SETTINGS.items():  # as a worker's connections run
+        db.execute(text(f"SET LOCAL {name} = {value}"))
     db.execute(text(f"PREPARE passk_claim AS {compiled.string}"))
 
     def literal(value: object) -> str:  # EXECUTE's arguments: a utility statement takes no bound parameters

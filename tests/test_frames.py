@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from sandbox.executor import Job, Outcome
 from sandbox.verdicts import Verdict
-from service.worker.frames import Frames, Skipped
+from service.worker.frames import GIVEN_BACK_DETAIL, Frames, Skipped
 
 
 class _Sandbox:
@@ -87,3 +87,42 @@ def test_a_cancelled_run_skips_the_rest_as_skipped_outcomes() -> None:
     outcomes = worker.frames(sandbox, claimed).run(jobs)
     assert sandbox.frames == [] and all(isinstance(o, Skipped) for o in outcomes)
     assert [o.id for o in outcomes] == [job.id for job in jobs]
+
+
+class _SlowSandbox(_Sandbox):
+    """Every program takes `seconds` of the clock passed to Frames."""
+
+    def __init__(self, clock: list[float], seconds: float) -> None:
+        super().__init__()
+        self.clock, self.seconds = clock, seconds
+
+    def run(self, jobs: list[Job]) -> list[Outcome]:
+        self.clock[0] += self.seconds * len(jobs)
+        return super().run(jobs)
+
+
+def test_a_batch_past_its_time_budget_gives_back_the_programs_it_has_not_started() -> None:
+    now = [100.0]
+    worker, sandbox = _Worker(), _SlowSandbox(now, 4.0)
+    claimed, jobs = _batch(uuid.uuid4(), 16)
+    frames = Frames(sandbox, claimed, shared=contextlib.nullcontext, engine_answers=lambda _sandbox: True,  # type: ignore[arg-type]
+                    record=worker.record, cancelled=lambda: False, budget_s=10.0, clock=lambda: now[0])
+    outcomes = frames.run(jobs)
+    # 4 s programs: frames of one; the third starts at 8 s, within the budget, and ends at 12 s, past it.
+    assert sandbox.frames == [1, 1, 1]
+    assert [o.id for o in outcomes] == [job.id for job in jobs]
+    assert [o.verdict for o in outcomes[:3]] == [Verdict.PASSED] * 3
+    given_back = outcomes[3:]
+    assert all(isinstance(o, Skipped) and o.detail == GIVEN_BACK_DETAIL for o in given_back) and len(given_back) == 13
+    assert worker.recorded == [1, 1] and len(frames.held) == 1  # the finished ones are recorded as usual
+
+
+def test_a_batch_runs_at_least_one_frame_whatever_its_budget() -> None:
+    now = [0.0]
+    worker, sandbox = _Worker(), _SlowSandbox(now, 0.01)
+    claimed, jobs = _batch(uuid.uuid4(), 4)
+    frames = Frames(sandbox, claimed, shared=contextlib.nullcontext, engine_answers=lambda _sandbox: True,  # type: ignore[arg-type]
+                    record=worker.record, cancelled=lambda: False, budget_s=0.001, clock=lambda: now[0])
+    outcomes = frames.run(jobs)
+    assert sandbox.frames == [1] and outcomes[0].verdict is Verdict.PASSED
+    assert all(isinstance(o, Skipped) for o in outcomes[1:])

@@ -50,6 +50,25 @@ def make_sync_engine(url: str, **kwargs: object) -> Engine:
     return create_engine(psycopg_url(url), pool_pre_ping=True, **kwargs)
 
 
+# The server settings of a worker's connections (make_worker_engine).
+WORKER_SERVER_SETTINGS = {"plan_cache_mode": "force_generic_plan"}
+
+
+def make_worker_engine(url: str, **kwargs: object) -> Engine:
+    """The engine of a worker (and of the benches that stand in for one).
+
+    A worker runs a dozen statements millions of times on connections it holds for hours. Each is prepared at
+    its first execution and planned once per connection, generically: otherwise PostgreSQL plans it for each of
+    the driver's first five executions (before psycopg prepares it) and for the first five prepared ones, and
+    keeps planning the ones whose custom plans look cheaper; planning the claim costs more CPU than running it,
+    and a new connection's first dozen cycles cost several times a steady one's. The generic plans are the ones
+    the statements need: the constants a plan depends on (the queue's states, the claim's `LIMIT 1`s) are in the
+    SQL text (tests/test_claim_order.py checks the claim's).
+    """
+    options = " ".join(f"-c {name}={value}" for name, value in WORKER_SERVER_SETTINGS.items())
+    return make_sync_engine(url, connect_args={"prepare_threshold": 0, "options": options}, **kwargs)
+
+
 def make_async_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
 

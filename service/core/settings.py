@@ -86,7 +86,11 @@ class Settings(BaseSettings):
     # that up to this many more programs than cores run at once while they are not using CPU. Each may take its
     # program's memory limit (up to PASSK_MAX_MEMORY_MB): size it to the host's memory.
     interactive_sandboxes: int = Field(default_factory=lambda: 2 * (os.cpu_count() or 1), ge=0)
-    batch_size: int = Field(16, ge=1, le=500)
+    # A worker thread claims up to batch_size samples at once (one problem, so they share a judge) and runs them one
+    # after the other; once a batch has run for batch_seconds, the programs it has not started go back to the
+    # queue for other threads. Larger batches cost the database less per sample (docs/benchmarks.md).
+    batch_size: int = Field(64, ge=1, le=500)
+    batch_seconds: float = Field(10.0, gt=0)
     lease_seconds: float = Field(60.0, gt=1)
     # Workers are woken by LISTEN/NOTIFY; this poll is only the fallback (a lost connection, a reclaim).
     poll_interval_s: float = Field(2.0, gt=0)

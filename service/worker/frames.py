@@ -1,5 +1,8 @@
 """How a claiming thread runs a claimed batch: in frames of about FRAME_TARGET_S, so that a cancelled run stops
-between frames and an engine that stopped answering ends the rest as sandbox errors.
+between frames, an engine that stopped answering ends the rest as sandbox errors, and a batch that has run for
+its time budget gives the programs it has not started back to the queue, for other threads (a batch is large so
+that the database pays for one claim per many samples, and its programs run one after the other: a batch of
+slow programs must not hold the rest of its run behind one thread).
 
 The final verdicts of the frames so far are recorded before the next frame starts (it may run long), so a run's
 progress counts samples as they finish, not batches. The last frame's verdicts, what is not final yet (a
@@ -39,10 +42,14 @@ runs = Run.__table__
 
 @dataclass
 class Skipped(Outcome):
-    """A claimed program not run because its run was cancelled: released, never recorded as a verdict."""
+    """A claimed program not run, because its run was cancelled or its batch ran past its time budget: released
+    (queue.release_unrun), never recorded as a verdict."""
 
     verdict: Verdict = Verdict.SANDBOX_ERROR
     detail: str | None = "not run: the run was cancelled"
+
+
+GIVEN_BACK_DETAIL = "not run: its batch ran past its time budget, so it went back to the queue"
 
 
 # (samples, outcomes) -> None: record final verdicts now (Recorder.record with nothing cached or re-run).
@@ -62,8 +69,14 @@ class Frames:
         record: RecordNow,
         cancelled: Callable[[], bool],
         last: tuple[uuid.UUID, int] | None = None,
+        budget_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`budget_s`: once the batch has run this long, the programs not started yet are given back (Skipped);
+        at least one frame runs."""
         self.sandbox = sandbox
+        self.budget_s, self.clock = budget_s, clock
+        self.started = clock()
         self.shared, self.engine_answers, self.record_now, self.cancelled = shared, engine_answers, record, cancelled
         self.samples = {str(sample.id): sample for sample in claimed}
         self.run_id = claimed[0].run_id  # one (run, problem) group per claim
@@ -83,9 +96,11 @@ class Frames:
                 return outcomes + [Skipped(job.id) for job in rest]
             if self.engine_failed:
                 return outcomes + [Outcome(job.id, Verdict.SANDBOX_ERROR, ENGINE_DOWN_DETAIL) for job in rest]
+            if outcomes and self.budget_s is not None and self.clock() - self.started >= self.budget_s:
+                return outcomes + [Skipped(job.id, detail=GIVEN_BACK_DETAIL) for job in rest]
             self._record_held()
             frame = rest[:size]
-            started = time.monotonic()
+            started = self.clock()
             with self.shared():
                 results, failed = run_safely(self.sandbox, frame)
             outcomes += results
@@ -93,7 +108,7 @@ class Frames:
                 all(o.verdict is Verdict.SANDBOX_ERROR for o in results) and not self.engine_answers(self.sandbox)
             )
             self.held += [o for o in results if o.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(o)]
-            elapsed = time.monotonic() - started
+            elapsed = self.clock() - started
             if elapsed < FRAME_TARGET_S / 2 and len(frame) == size:
                 size = min(size * 2, MAX_FRAME_JOBS)
             elif elapsed > FRAME_TARGET_S:

@@ -123,8 +123,9 @@ def _claim():
     # each other's, but each still walks them). Walking ix_samples_queued_run in its order: `= ANY(ARRAY[run])`
     # rather than `= run`, which would let the planner walk the primary key instead, filtering every queued
     # sample of the runs before this one (it assumes them spread evenly over the ids, and they are not).
-    # LIMIT 1 in the SQL text, not a parameter: the claim's plan is generic (_CLAIM_TRANSACTION), and a generic plan
-    # that does not know the limit expects to read a tenth of the rows, so it sorts them instead of walking an index.
+    # LIMIT 1 in the SQL text, not a parameter: a worker's plans are generic (database.make_worker_engine), and a
+    # generic plan that does not know the limit expects to read a tenth of the rows, so it sorts them instead of
+    # walking an index.
     in_head_run = (samples.c.state == fixed(SampleState.QUEUED),
                    samples.c.run_id == any_(array([bindparam("head_run", type_=UUID)])))
 
@@ -232,12 +233,6 @@ _STARTING = (
     )
     .values(status=RunState.RUNNING, started_at=func.now())
 )
-# The claim's statements keep one plan per connection (generic: made once, for any parameters), set first in the
-# claim's transaction, for it only. PostgreSQL would otherwise plan every claim afresh (the generic plan's estimate
-# is higher than a custom plan's, so it is never chosen), and planning the claim costs more CPU than running it.
-# The plans are the same: the queue's states and the claim's LIMIT 1s are constants in the SQL text, so the planner
-# knows them either way (bench/queue_scale.py shows the difference in PostgreSQL CPU per sample).
-_CLAIM_TRANSACTION = select(func.set_config("plan_cache_mode", "force_generic_plan", true()))
 # A problem's row and a run's limits never change once stored: a worker reads them once per (run, problem).
 _CONTEXTS: dict[tuple[uuid.UUID, int], Row] = {}
 _CONTEXTS_KEPT = 4096
@@ -271,7 +266,6 @@ def claim_batch(
     interactive runs in one claim (a thread runs its claim's programs one after the other, so a claim of one keeps
     a program that sleeps from holding others back). `only_priority`: claim runs of that priority only."""
     rows: list = []
-    session.execute(_CLAIM_TRANSACTION)
     for candidate, priority in session.execute(_CANDIDATE_RUNS, {"first": first_priority, "only": only_priority}).all():
         most = interactive_limit if interactive_limit and priority == "interactive" else limit
         rows = session.execute(
@@ -352,17 +346,19 @@ def renew_leases(session: Session, owner: str, lease_s: float, sample_ids: Colle
     return result.rowcount
 
 
-def release_cancelled(session: Session, owner: str, sample_ids: Collection[int]) -> int:
-    """Leased samples this worker did not run because their run was cancelled: they end `cancelled`.
-
-    A claim can hold samples of several runs (same problem and limits): only those of a cancelled run end
-    `cancelled`; the others go back to the queue, their attempt not counted.
+def release_unrun(session: Session, owner: str, sample_ids: Collection[int]) -> int:
+    """Leased samples this worker did not run (their run was cancelled, or their batch ran past its time budget):
+    those of a cancelled run end `cancelled`; the others go back to the queue, their attempt not counted, and the
+    workers waiting for work are woken.
     """
-    return _give_back(
+    released = _give_back(
         session, owner, sample_ids,
         detail=case((run_cancelled, "the run was cancelled before this sample ran")),
         attempts=case((run_cancelled, samples.c.attempts), else_=func.greatest(samples.c.attempts - 1, 0)),
     )
+    if released:
+        session.execute(notify(Channel.SAMPLES))
+    return released
 
 
 def requeue(session: Session, owner: str, sample_ids: Collection[int]) -> int:

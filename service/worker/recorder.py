@@ -32,7 +32,7 @@ class Recorder:
         skipped: Collection[int] = frozenset(),
     ) -> None:
         """The outcomes of `claimed` (aligned), with the ids whose verdict came from the cache or a re-run; the
-        `skipped` samples (of a cancelled run, never run) are released."""
+        `skipped` samples (never run: of a cancelled run, or given back) are released."""
         def failed(state: RetryCallState) -> None:
             log.error(
                 "could not record %d results (attempt %d): %s",
@@ -51,7 +51,7 @@ class Recorder:
                     recorded = results.record_outcomes(
                         session, self.owner, claimed, outcomes, self.max_attempts, set(cached_ids), set(rerun_ids)
                     )
-                    queue.release_cancelled(session, self.owner, set(skipped))
+                    queue.release_unrun(session, self.owner, set(skipped))
         except RetryError:
             log.error("gave up recording %d results; their leases will expire and they will run again", len(claimed))
             return

@@ -28,13 +28,13 @@ from sandbox.engine import connect
 from sandbox.executor import Outcome, Sandbox, SandboxSettings
 from sandbox.runtime.builds import STATS as BUILD_STATS
 from sandbox.verdicts import Verdict
-from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction
+from service.core.database import make_sync_sessionmaker, make_worker_engine, transaction
 from service.core.settings import Settings
 from service.worker import queue, results, retention
 from service.worker.batch import Rerun, execute_batch
 from service.worker.cache import lookup_cache
 from service.worker.engine import EngineWatch
-from service.worker.frames import CancelCheck, Frames, Skipped, discard, run_safely
+from service.worker.frames import GIVEN_BACK_DETAIL, CancelCheck, Frames, Skipped, discard, run_safely
 from service.worker.gate import ExclusiveGate
 from service.worker.heartbeat import Heartbeat
 from service.worker.images import LanguageImages
@@ -59,7 +59,7 @@ class Worker:
         self.image = image
         self.concurrency = concurrency or settings.worker_concurrency
         self.owner = owner_id()
-        self.engine = make_sync_engine(database_url, pool_size=self.concurrency + settings.interactive_sandboxes + 2)
+        self.engine = make_worker_engine(database_url, pool_size=self.concurrency + settings.interactive_sandboxes + 2)
         self.sessions: sessionmaker[Session] = make_sync_sessionmaker(self.engine)
         self.stopping = threading.Event()
         self.processed = 0
@@ -212,7 +212,7 @@ class Worker:
         frames = Frames(
             sandbox, claimed, shared=self.gate.shared, engine_answers=self.docker_engine.answers,
             record=self.recorder.record, cancelled=CancelCheck(self.engine, claimed[0].run_id),
-            last=getattr(self._frame_sizes, "last", None),
+            last=getattr(self._frame_sizes, "last", None), budget_s=self.settings.batch_seconds,
         )
         result = execute_batch(claimed, hits, frames.run)
         self._frame_sizes.last = (frames.run_id, frames.size)
@@ -232,7 +232,10 @@ class Worker:
             self.processed += len(ran)
             self.sandbox_errors += errors
         if skipped:
-            log.warning("run %s was cancelled: released %d claimed samples unrun", claimed[0].run_id, len(skipped))
+            given_back = sum(1 for outcome in result.outcomes if isinstance(outcome, Skipped)
+                             and outcome.detail == GIVEN_BACK_DETAIL)
+            log.log(logging.INFO if given_back else logging.WARNING, "run %s: released %d claimed samples unrun (%s)",
+                    claimed[0].run_id, len(skipped), "the batch ran past its time budget" if given_back else "cancelled")
         # Last, so that an error above leaves nothing in the lane that this thread no longer counts in flight.
         for rerun in result.reruns:
             self.reruns.put(rerun)

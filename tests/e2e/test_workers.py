@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
+from pathlib import Path
 
 import docker
 import httpx
@@ -81,6 +82,30 @@ def test_progress_counts_samples_as_they_finish(stack: Stack) -> None:
     stack.stop_workers()
     assert run["status"] == "completed" and run["progress"]["done"] == 3
     assert [row["verdict"] for row in _samples(client, run_id)] == ["passed"] * 3
+
+
+def test_a_batch_past_its_time_budget_gives_the_rest_back_to_the_queue(stack: Stack, tmp_path: Path) -> None:
+    """One thread claims the whole problem (one claim), runs for its batch's budget, and gives back the programs it
+    has not started: the other thread takes them, and no attempt is counted for a program given back."""
+    client = stack.client(timeout=60)
+    dataset_id = _dataset(client, "given-back", problems=1)
+    completion = "    import time\n    time.sleep(0.6)\n    return x * x\n"
+    stack.log_path = tmp_path / "worker.log"
+    try:
+        stack.start_worker(concurrency=2, PASSK_BATCH_SECONDS="1")
+    finally:
+        stack.log_path = None
+    run_id = client.post(
+        "/v1/runs",
+        json={"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 1.0},
+              "samples": [{"problem_id": "p0", "completion": completion + f"    # {i}\n"} for i in range(8)]},
+    ).json()["id"]
+    run = wait_for_run(client, run_id, timeout_s=180)
+    stack.stop_workers()
+    assert run["status"] == "completed" and run["progress"]["passed"] == 8, run
+    assert {row["attempts"] for row in _samples(client, run_id)} == {1}
+    log = (tmp_path / "worker.log").read_text()
+    assert f"run {run_id}: released" in log and "the batch ran past its time budget" in log, log[-3000:]
 
 
 @pytest.mark.slow

@@ -4,7 +4,9 @@ sandbox and recorder passed in, no Docker or database."""
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
+from collections.abc import Callable
 from types import SimpleNamespace
 
 
@@ -34,9 +36,11 @@ class _Worker:
     def record(self, samples: list, outcomes: list) -> None:
         self.recorded.append(len(samples))
 
-    def frames(self, sandbox: _Sandbox, claimed: list, last: tuple[uuid.UUID, int] | None = None) -> Frames:
+    def frames(self, sandbox: _Sandbox, claimed: list, last: tuple[uuid.UUID, int] | None = None,
+               budget_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> Frames:
         return Frames(sandbox, claimed, shared=contextlib.nullcontext, engine_answers=lambda _sandbox: True,  # type: ignore[arg-type]
-                      record=self.record, cancelled=lambda: self.is_cancelled, last=last)
+                      record=self.record, cancelled=lambda: self.is_cancelled, last=last, budget_s=budget_s,
+                      clock=clock)
 
 
 def _batch(run_id: uuid.UUID, n: int, first_id: int = 1) -> tuple[list[SimpleNamespace], list[Job]]:
@@ -101,16 +105,21 @@ class _SlowSandbox(_Sandbox):
         return super().run(jobs)
 
 
-def test_a_batch_past_its_time_budget_gives_back_the_programs_it_has_not_started() -> None:
+def _budgeted(seconds_each: float, programs: int, budget_s: float) -> tuple[_Worker, _SlowSandbox, Frames, list[Outcome]]:
+    """A batch of `programs` that take `seconds_each` of a stand-in clock, run under `budget_s`."""
     now = [100.0]
-    worker, sandbox = _Worker(), _SlowSandbox(now, 4.0)
-    claimed, jobs = _batch(uuid.uuid4(), 16)
-    frames = Frames(sandbox, claimed, shared=contextlib.nullcontext, engine_answers=lambda _sandbox: True,  # type: ignore[arg-type]
-                    record=worker.record, cancelled=lambda: False, budget_s=10.0, clock=lambda: now[0])
+    worker, sandbox = _Worker(), _SlowSandbox(now, seconds_each)
+    claimed, jobs = _batch(uuid.uuid4(), programs)
+    frames = worker.frames(sandbox, claimed, budget_s=budget_s, clock=lambda: now[0])
     outcomes = frames.run(jobs)
+    assert [o.id for o in outcomes] == [job.id for job in jobs]
+    return worker, sandbox, frames, outcomes
+
+
+def test_a_batch_past_its_time_budget_gives_back_the_programs_it_has_not_started() -> None:
+    worker, sandbox, frames, outcomes = _budgeted(4.0, 16, budget_s=10.0)
     # 4 s programs: frames of one; the third starts at 8 s, within the budget, and ends at 12 s, past it.
     assert sandbox.frames == [1, 1, 1]
-    assert [o.id for o in outcomes] == [job.id for job in jobs]
     assert [o.verdict for o in outcomes[:3]] == [Verdict.PASSED] * 3
     given_back = outcomes[3:]
     assert all(isinstance(o, Skipped) and o.detail == GIVEN_BACK_DETAIL for o in given_back) and len(given_back) == 13
@@ -118,11 +127,6 @@ def test_a_batch_past_its_time_budget_gives_back_the_programs_it_has_not_started
 
 
 def test_a_batch_runs_at_least_one_frame_whatever_its_budget() -> None:
-    now = [0.0]
-    worker, sandbox = _Worker(), _SlowSandbox(now, 0.01)
-    claimed, jobs = _batch(uuid.uuid4(), 4)
-    frames = Frames(sandbox, claimed, shared=contextlib.nullcontext, engine_answers=lambda _sandbox: True,  # type: ignore[arg-type]
-                    record=worker.record, cancelled=lambda: False, budget_s=0.001, clock=lambda: now[0])
-    outcomes = frames.run(jobs)
+    _, sandbox, _, outcomes = _budgeted(0.01, 4, budget_s=0.001)
     assert sandbox.frames == [1] and outcomes[0].verdict is Verdict.PASSED
     assert all(isinstance(o, Skipped) for o in outcomes[1:])

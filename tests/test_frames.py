@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 from sandbox.executor import Job, Outcome
 from sandbox.verdicts import Verdict
-from service.worker.frames import GIVEN_BACK_DETAIL, Frames, Skipped
+from service.worker.frames import GIVEN_BACK_DETAIL, ClaimSize, Frames, Skipped
 
 
 class _Sandbox:
@@ -130,3 +130,23 @@ def test_a_batch_runs_at_least_one_frame_whatever_its_budget() -> None:
     _, sandbox, _, outcomes = _budgeted(0.01, 4, budget_s=0.001)
     assert sandbox.frames == [1] and outcomes[0].verdict is Verdict.PASSED
     assert all(isinstance(o, Skipped) for o in outcomes[1:])
+
+
+def test_interactive_claims_start_at_one_and_double_while_they_come_back_full() -> None:
+    sizes = ClaimSize(most=8)
+    asked = []
+    for _ in range(5):
+        asked.append(sizes.size)
+        sizes.claimed(sizes.size, sizes.size)  # a backlog: every claim full
+    assert asked == [1, 2, 4, 8, 8]
+
+
+def test_an_interactive_claim_that_comes_back_short_sets_the_next_size_to_what_it_found() -> None:
+    sizes = ClaimSize(most=8)
+    for _ in range(3):
+        sizes.claimed(sizes.size, sizes.size)
+    assert sizes.size == 8
+    sizes.claimed(8, 3)  # the backlog is draining
+    assert sizes.size == 3
+    sizes.claimed(3, 0)  # nothing waits: back to one
+    assert sizes.size == 1

@@ -91,6 +91,12 @@ class Settings(BaseSettings):
     # queue for other threads. Larger batches cost the database less per sample (docs/benchmarks.md).
     batch_size: int = Field(64, ge=1, le=500)
     batch_seconds: float = Field(10.0, gt=0)
+    # Interactive runs' samples (POST /run_code's one-sample runs among them) are claimed one at a time while few
+    # wait, and up to interactive_batch_size at once while claims keep coming back full (a backlog: a claim of
+    # several costs the database and the worker less per program); such a claim runs its first program alone and
+    # gives back what it has not started after interactive_batch_seconds (service/worker/frames.py, ClaimSize).
+    interactive_batch_size: int = Field(8, ge=1, le=500)
+    interactive_batch_seconds: float = Field(1.0, gt=0)
     lease_seconds: float = Field(60.0, gt=1)
     # Workers are woken by LISTEN/NOTIFY; this poll is only the fallback (a lost connection, a reclaim).
     poll_interval_s: float = Field(2.0, gt=0)

@@ -126,6 +126,22 @@ class Frames:
         self.held = []
 
 
+class ClaimSize:
+    """How many samples of interactive runs a claiming thread asks for next: one while few wait, so that a program
+    that sleeps holds no other caller's; twice as many (up to `most`) after a claim that came back full, a backlog in
+    which the samples would wait anyway; and what the last claim found after one that came back short. A claim of
+    several stays quick to let go: its first frame runs one program alone (unless the thread's last batch was of
+    the same run, frames start at one) and the programs it has not started go back to the queue once it has run
+    for its budget (Frames, PASSK_INTERACTIVE_BATCH_SECONDS)."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.size = 1
+
+    def claimed(self, asked: int, got: int) -> None:
+        self.size = min(self.size * 2, self.most) if got >= asked else max(1, got)
+
+
 class CancelCheck:
     """Whether a run was cancelled, asked of the database at most every CANCEL_CHECK_EVERY_S."""
 

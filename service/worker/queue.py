@@ -30,7 +30,7 @@ from service.core.limits import limits_in_force
 from service.core.models import Dataset, Problem, Run, Sample
 from service.formats.native import with_toolchain
 from service.formats.program import program_for
-from service.core.states import ACTIVE_RUN_STATES, RunState, SampleState
+from service.core.states import ACTIVE_RUN_STATES, RunPriority, RunState, SampleState
 from service.worker.cache import cache_key
 from service.worker.results import (
     event_id,
@@ -67,6 +67,8 @@ class ClaimedSample:
     native: bool = False
     # Whose run it is (the API key that created it; None for runs made without one): re-runs take turns by key.
     api_key_id: uuid.UUID | None = None
+    # The run's priority (a claim's samples share it).
+    priority: str = RunPriority.BATCH
 
 
 def _candidate_runs():
@@ -263,11 +265,12 @@ def claim_batch(
 ) -> list[ClaimedSample]:
     """`image_id`: the sandbox image's id, or (languages) a function language -> (its image's id, toolchain
     version), which the program and its cache key include. `interactive_limit`: at most this many samples of
-    interactive runs in one claim (a thread runs its claim's programs one after the other, so a claim of one keeps
-    a program that sleeps from holding others back). `only_priority`: claim runs of that priority only."""
+    interactive runs in one claim (a thread runs its claim's programs one after the other: frames.ClaimSize says
+    how many). `only_priority`: claim runs of that priority only."""
     rows: list = []
+    priority = RunPriority.BATCH
     for candidate, priority in session.execute(_CANDIDATE_RUNS, {"first": first_priority, "only": only_priority}).all():
-        most = interactive_limit if interactive_limit and priority == "interactive" else limit
+        most = interactive_limit if interactive_limit and priority == RunPriority.INTERACTIVE else limit
         rows = session.execute(
             _CLAIM, {"head_run": candidate, "owner": owner, "limit": most, "lease": timedelta(seconds=lease_s)}
         ).all()
@@ -314,6 +317,7 @@ def claim_batch(
                 language=language if languages.get(language).family == program.language else program.language,
                 native=program.native is not None,
                 api_key_id=row.api_key_id,
+                priority=priority,
                 cache_key=(
                     cache_key(program.text, limit_s, memory_bytes, image_key, program.judged) if context.use_cache else None
                 ),

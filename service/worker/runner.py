@@ -30,11 +30,12 @@ from sandbox.runtime.builds import STATS as BUILD_STATS
 from sandbox.verdicts import Verdict
 from service.core.database import make_sync_sessionmaker, make_worker_engine, transaction
 from service.core.settings import Settings
+from service.core.states import RunPriority
 from service.worker import queue, results, retention
 from service.worker.batch import Rerun, execute_batch
 from service.worker.cache import lookup_cache
 from service.worker.engine import EngineWatch
-from service.worker.frames import GIVEN_BACK_DETAIL, CancelCheck, Frames, Skipped, discard, run_safely
+from service.worker.frames import GIVEN_BACK_DETAIL, CancelCheck, ClaimSize, Frames, Skipped, discard, run_safely
 from service.worker.gate import ExclusiveGate
 from service.worker.heartbeat import Heartbeat
 from service.worker.images import LanguageImages
@@ -48,9 +49,6 @@ SWEEP_EVERY_S = 60.0
 # How often a worker prunes stream runs past their retention (service/worker/retention.py).
 PRUNE_EVERY_S = 300.0
 RECLAIM_EVERY_S = 5.0
-# Samples of interactive runs are claimed one at a time: a thread runs its claim's programs one after the other, and
-# one that sleeps must not keep the others of its claim (other callers' /run_code requests) waiting.
-INTERACTIVE_CLAIM = 1
 
 
 class Worker:
@@ -153,11 +151,12 @@ class Worker:
     def _execute_loop(self, interactive_only: bool = False) -> None:
         cfg = self.settings
         sandbox = self._new_sandbox()
+        sizes = ClaimSize(cfg.interactive_batch_size)  # how many samples of interactive runs this thread claims
         try:
             while not self.stopping.is_set():
                 try:
                     mark = self.wakeup.mark()
-                    if not self._execute_one(sandbox, interactive_only) and not self.stopping.is_set():
+                    if not self._execute_one(sandbox, sizes, interactive_only) and not self.stopping.is_set():
                         self.wakeup.wait(mark, cfg.poll_interval_s)
                 except (OperationalError, DBAPIError) as exc:
                     # The database went away: our leases will expire or be renewed once it is back.
@@ -175,7 +174,7 @@ class Worker:
                             " ".join(f"{name}={stats.get(name, 0)}" for name in BUILD_STATS))
             discard(sandbox)
 
-    def _execute_one(self, sandbox: Sandbox, interactive_only: bool = False) -> bool:
+    def _execute_one(self, sandbox: Sandbox, sizes: ClaimSize, interactive_only: bool = False) -> bool:
         cfg = self.settings
         if not self.docker_engine.up:
             self.docker_engine.wait(sandbox)
@@ -185,13 +184,17 @@ class Worker:
             self._claims += 1
             # Interactive runs first, except every batch_share-th claim: batch runs never starve.
             first = "batch" if self._claims % cfg.batch_share == 0 else "interactive"
+        asked = sizes.size
         with transaction(self.sessions) as session:
             claimed = queue.claim_batch(
                 session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
-                cfg.default_memory_mb, self.images.key, first, interactive_limit=INTERACTIVE_CLAIM,
-                only_priority="interactive" if interactive_only else None,
+                cfg.default_memory_mb, self.images.key, first, interactive_limit=asked,
+                only_priority=RunPriority.INTERACTIVE if interactive_only else None,
             )
             hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
+        interactive = bool(claimed) and claimed[0].priority == RunPriority.INTERACTIVE
+        if interactive or not claimed:
+            sizes.claimed(asked, len(claimed))
         if not claimed:
             return False
         ids = {sample.id for sample in claimed}
@@ -212,7 +215,9 @@ class Worker:
         frames = Frames(
             sandbox, claimed, shared=self.gate.shared, engine_answers=self.docker_engine.answers,
             record=self.recorder.record, cancelled=CancelCheck(self.engine, claimed[0].run_id),
-            last=getattr(self._frame_sizes, "last", None), budget_s=self.settings.batch_seconds,
+            last=getattr(self._frame_sizes, "last", None),
+            budget_s=self.settings.interactive_batch_seconds if claimed[0].priority == RunPriority.INTERACTIVE
+            else self.settings.batch_seconds,
         )
         result = execute_batch(claimed, hits, frames.run)
         self._frame_sizes.last = (frames.run_id, frames.size)

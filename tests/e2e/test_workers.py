@@ -108,6 +108,34 @@ def test_a_batch_past_its_time_budget_gives_the_rest_back_to_the_queue(stack: St
     assert f"run {run_id}: released" in log and "the batch ran past its time budget" in log, log[-3000:]
 
 
+def test_interactive_claims_grow_with_a_backlog_and_give_back_after_their_own_budget(stack: Stack, tmp_path: Path) -> None:
+    """One thread and a backlog of an interactive run's slow programs: its claims grow (1, 2, 4 samples) and the
+    claim of 4 gives back what it has not started once it has run for PASSK_INTERACTIVE_BATCH_SECONDS (1 s; the
+    batch runs' budget stays at its 10 s), and the thread claims them again; no attempt is counted twice."""
+    client = stack.client(timeout=60)
+    dataset_id = _dataset(client, "interactive-given-back", problems=1)
+    completion = "    import time\n    time.sleep(0.6)\n    return x * x\n"
+    stack.log_path = tmp_path / "worker.log"
+    try:
+        stack.start_worker(concurrency=1, PASSK_INTERACTIVE_SANDBOXES="0", PASSK_INTERACTIVE_BATCH_SECONDS="1")
+    finally:
+        stack.log_path = None
+    run_id = client.post(
+        "/v1/runs",
+        json={"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 1.0}, "priority": "interactive",
+              # Texts of their own: the result cache must not answer them from another test's verdicts.
+              "samples": [{"problem_id": "p0", "completion": completion + f"    # interactive {i}\n"}
+                          for i in range(8)]},
+    ).json()["id"]
+    run = wait_for_run(client, run_id, timeout_s=180)
+    stack.stop_workers()
+    assert run["status"] == "completed" and run["progress"]["passed"] == 8, run
+    rows = _samples(client, run_id)
+    assert {row["attempts"] for row in rows} == {1} and not any(row["cached"] for row in rows), rows
+    log = (tmp_path / "worker.log").read_text()
+    assert f"run {run_id}: released" in log and "the batch ran past its time budget" in log, log[-3000:]
+
+
 @pytest.mark.slow
 def test_sigkilled_worker_loses_nothing(stack: Stack) -> None:
     client = stack.client(timeout=60)

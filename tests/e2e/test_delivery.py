@@ -15,8 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
-from service.api.delivery.webhooks import verify
 from passk_dev.localstack import LocalStack, wait_for_run
+from service.api.delivery.admission import PRECHECK_ABOVE
+from service.api.delivery.webhooks import verify
 from tests.e2e.conftest import wait_until
 
 SECRET = "webhook-secret-for-tests-0123456789abcdef"
@@ -243,6 +244,10 @@ def test_backpressure_429_and_no_over_admission_under_concurrent_posts(stack: Lo
     assert all(int(r.headers["Retry-After"]) >= 1 and "queue full" in r.text for r in refused)
     queued = client.get("/v1/status").json()["queue"]["queued"]
     assert queued == CEILING
+    # A large run is refused by the count made before its rows are written (admission.precheck), the same way.
+    large = _run(client, dataset, _samples(PRECHECK_ABOVE + 1))
+    assert large.status_code == 429 and "queue full" in large.text, large.text
+    assert client.get("/v1/status").json()["queue"]["queued"] == CEILING
     for response in accepted:
         client.post(f"/v1/runs/{response.json()['id']}/cancel").raise_for_status()
     # With room again, ?wait= answers with the ended run.

@@ -50,6 +50,17 @@ class DatasetRepository:
         statement = select(Dataset).where(Dataset.project_id == project_id, Dataset.name == name, Dataset.digest == digest)
         return (await self.session.execute(statement)).scalar_one_or_none()
 
+    async def get_with_problem(self, project_id: uuid.UUID, name: str, digest: str, key: str) -> tuple[Dataset, int] | None:
+        """A project's dataset by name and digest with the id of its problem `key`, in one round trip; None when
+        there is no such dataset (or no such problem in it)."""
+        statement = (
+            select(Dataset, Problem.id)
+            .join(Problem, Problem.dataset_id == Dataset.id)
+            .where(Dataset.project_id == project_id, Dataset.name == name, Dataset.digest == digest, Problem.key == key)
+        )
+        row = (await self.session.execute(statement)).one_or_none()
+        return None if row is None else (row[0], row[1])
+
     async def insert_if_absent(self, values: dict[str, Any]) -> Dataset | None:
         """Insert a dataset unless (project, name, digest) exists; None means it already did.
 

@@ -1,7 +1,11 @@
 """Backpressure: per-key and global ceilings on queued samples, checked under one advisory lock.
 
-The lock is a transaction-level advisory lock, held until the request's transaction commits, so two
-concurrent submissions can never both see room for their samples: the queue is never over-admitted.
+A submission inserts its run and samples first, then takes the lock and counts the queued samples, its own
+included; the lock is transaction-level, so it is held from that count until the request commits. Two
+concurrent submissions can therefore never both see room for their samples (the queue is never over-admitted),
+and the lock is held for one count and the commit, not for the insert: submissions do their writes side by side
+and queue only for the count. A run refused this way has written its rows for nothing (they roll back), so a
+large run is first counted without the lock (`precheck`) and refused before it writes anything.
 """
 
 from __future__ import annotations
@@ -39,32 +43,46 @@ class QueueFull(APIError):
         self.headers = {"Retry-After": str(retry_after_s)}
 
 
+# Runs of more samples than this are counted once without the lock before they write their rows (see above).
+PRECHECK_ABOVE = 1_000
+
+_COUNTS = text(
+    """
+    SELECT (SELECT count(*) FROM samples WHERE state = '{sample_queued}') AS total,
+           (SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id
+            WHERE s.state = '{sample_queued}' AND r.status IN ('{run_queued}', '{run_running}')
+              AND r.api_key_id IS NOT DISTINCT FROM :key) AS mine
+    """.format(sample_queued=SampleState.QUEUED, run_queued=RunState.QUEUED, run_running=RunState.RUNNING)
+)
+
+
+async def precheck(session: AsyncSession, settings: Settings, api_key_id: uuid.UUID | None, samples: int) -> None:
+    """Before a large run writes its rows: raise QueueFull if `samples` more would not fit now (no lock; `admit`
+    decides)."""
+    if samples > PRECHECK_ABOVE:
+        await _check(session, settings, api_key_id, samples, inserted=False)
+
+
 async def admit(session: AsyncSession, settings: Settings, api_key_id: uuid.UUID | None, samples: int) -> None:
-    """Raise QueueFull (429 with Retry-After) unless `samples` more queued samples fit under both ceilings."""
+    """Once this transaction has inserted its `samples` queued samples: raise QueueFull (429 with Retry-After)
+    unless they fit under both ceilings. Holds the admission lock until the transaction ends."""
     await session.execute(text("SELECT pg_advisory_xact_lock(:lock)"), {"lock": ADMISSION_LOCK})
-    row = (
-        await session.execute(
-            text(
-                """
-                SELECT (SELECT count(*) FROM samples WHERE state = '{sample_queued}') AS total,
-                       (SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id
-                        WHERE s.state = '{sample_queued}' AND r.status IN ('{run_queued}', '{run_running}')
-                          AND r.api_key_id IS NOT DISTINCT FROM :key) AS mine
-                """.format(
-                    sample_queued=SampleState.QUEUED, run_queued=RunState.QUEUED, run_running=RunState.RUNNING
-                )
-            ),
-            {"key": api_key_id},
-        )
-    ).one()
-    over = max(row.mine + samples - settings.max_queued_per_key, row.total + samples - settings.max_queued_total)
+    await _check(session, settings, api_key_id, samples, inserted=True)
+
+
+async def _check(session: AsyncSession, settings: Settings, api_key_id: uuid.UUID | None, samples: int,
+                 inserted: bool) -> None:
+    row = (await session.execute(_COUNTS, {"key": api_key_id})).one()
+    # What was queued besides this submission's samples.
+    mine, total = (row.mine - samples, row.total - samples) if inserted else (row.mine, row.total)
+    over = max(mine + samples - settings.max_queued_per_key, total + samples - settings.max_queued_total)
     if over <= 0:
         return
-    if row.mine + samples > settings.max_queued_per_key:
-        what = (f"this API key has {row.mine} samples queued; {samples} more would pass its ceiling of "
+    if mine + samples > settings.max_queued_per_key:
+        what = (f"this API key has {mine} samples queued; {samples} more would pass its ceiling of "
                 f"{settings.max_queued_per_key}")
     else:
-        what = f"{row.total} samples are queued; {samples} more would pass the server's ceiling of {settings.max_queued_total}"
+        what = f"{total} samples are queued; {samples} more would pass the server's ceiling of {settings.max_queued_total}"
     raise QueueFull(f"queue full: {what}; retry later", await _retry_after(session, over))
 
 

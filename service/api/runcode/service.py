@@ -22,7 +22,7 @@ from service.api.runcode.schemas import CommandRunResult, CommandRunStatus, RunC
 from service.api.runs import service as run_service
 from service.api.runs.schemas import RunCreate, RunRead
 from service.core.exceptions import InvalidInput
-from service.core.models import Sample
+from service.core.models import Dataset, Sample
 from service.core.states import RunPriority
 from service.core.settings import Settings
 from service.formats import run_code
@@ -89,27 +89,28 @@ def arguments(language: Language, body: RunCodeRequest, notes: list[str]) -> lis
     return list(body.args)
 
 
-async def _dataset_id(session: AsyncSession, principal: Principal, language: str) -> uuid.UUID:
+async def _dataset(session: AsyncSession, principal: Principal, language: str) -> tuple[Dataset, dict[str, int]]:
     """The project's dataset holding the language's one `run` problem, made on first use (concurrent first uses
-    agree): each project's /run_code runs are its own, on datasets of its own."""
+    agree), and that problem's id by key: each project's /run_code runs are its own, on datasets of its own."""
     datasets = DatasetRepository(session)
-    digest = _digest(language)
-    found = await datasets.get_by_name_digest(principal.project_id, DATASET_NAME, digest)
-    if found is not None:
-        return found.id
-    created = await datasets.insert_if_absent(
-        {"id": uuid.uuid4(), "project_id": principal.project_id, "name": DATASET_NAME, "digest": digest,
-         "problem_count": 1, "language": language}
-    )
-    if created is None:
-        found = await datasets.get_by_name_digest(principal.project_id, DATASET_NAME, digest)
-        assert found is not None  # ON CONFLICT saw it
-        return found.id
-    await datasets.insert_problems([{
-        "dataset_id": created.id, "position": 0, "key": problem_key(language), "prompt": "", "test": "",
-        "entry_point": "", "format": run_code.FORMAT.name, "cases": [], "tags": ["run_code"],
-    }])
-    return created.id
+    digest, key = _digest(language), problem_key(language)
+    found = await datasets.get_with_problem(principal.project_id, DATASET_NAME, digest, key)
+    if found is None:
+        created = await datasets.insert_if_absent(
+            {"id": uuid.uuid4(), "project_id": principal.project_id, "name": DATASET_NAME, "digest": digest,
+             "problem_count": 1, "language": language}
+        )
+        if created is None:
+            found = await datasets.get_with_problem(principal.project_id, DATASET_NAME, digest, key)
+            assert found is not None  # ON CONFLICT saw it, and its problem came in the same transaction
+        else:
+            await datasets.insert_problems([{
+                "dataset_id": created.id, "position": 0, "key": key, "prompt": "", "test": "",
+                "entry_point": "", "format": run_code.FORMAT.name, "cases": [], "tags": ["run_code"],
+            }])
+            found = (created, (await datasets.problem_ids_by_key(created.id))[key])
+    dataset, problem_id = found
+    return dataset, {key: problem_id}
 
 
 def language_of(settings: Settings, body: RunCodeRequest) -> Language:
@@ -140,9 +141,9 @@ def _check_files(body: RunCodeRequest) -> dict[str, str]:
 async def submit(session: AsyncSession, settings: Settings, principal: Principal, body: RunCodeRequest,
                  language: Language, bounds: Limits, stream: str, args: list[str] | None = None) -> RunRead:
     files = _check_files(body)
-    dataset_id = await _dataset_id(session, principal, language.name)
+    dataset, problem_ids = await _dataset(session, principal, language.name)
     run = RunCreate(
-        dataset_id=dataset_id,
+        dataset_id=dataset.id,
         model=MODEL,
         sampling={"temperature": 0},  # type: ignore[arg-type]
         time_limit_s=bounds.run_s,
@@ -152,7 +153,7 @@ async def submit(session: AsyncSession, settings: Settings, principal: Principal
                   "completion": completion_for(body.code, body.stdin or "", files, body.fetch_files, args or ())}],
         priority=RunPriority.INTERACTIVE,
     )
-    return await run_service.create(session, settings, principal, run, stream=stream)
+    return await run_service.create(session, settings, principal, run, stream=stream, resolved=(dataset, problem_ids))
 
 
 async def answer(session: AsyncSession, run_id: uuid.UUID, notes: list[str]) -> tuple[RunCodeResponse, int | None]:

@@ -26,6 +26,11 @@ _COPY_SAMPLES = (
     "confidence, steps) FROM STDIN"
 )
 
+_RUNS = Run.__table__
+# Built once; the values come as parameters. clock_timestamp, not now(): "newest first" must hold within one
+# transaction too.
+_INSERT_RUN = pg_insert(_RUNS).values(created_at=func.clock_timestamp()).returning(*_RUNS.c)
+
 _SAMPLE_COLUMNS = (
     Sample.id, Problem.key.label("problem_id"), Sample.index, Sample.state, Sample.verdict, Sample.attempts,
     Sample.duration_ms, Sample.cpu_ms, Sample.exit_code, Sample.signal, Sample.detail, Sample.stdout,
@@ -134,10 +139,9 @@ class RunRepository:
     def __init__(self, session: AsyncSession) -> None:
         self.session = session
 
-    async def insert(self, values: dict[str, Any]) -> Run:
-        # clock_timestamp, not now(): "newest first" must hold within one transaction too.
-        statement = pg_insert(Run).values(**values, created_at=func.clock_timestamp()).returning(Run)
-        return (await self.session.execute(statement)).scalar_one()
+    async def insert(self, values: dict[str, Any]) -> Row[Any]:
+        """The new run's row (a Core row of the runs table, not an ORM instance: one per POST /run_code call)."""
+        return (await self.session.execute(_INSERT_RUN, values)).one()
 
     async def copy_samples(self, rows: Iterable[tuple[Any, ...]]) -> None:
         """COPY on the session's own connection, so the samples share the run's transaction.

@@ -17,10 +17,10 @@ from service.api import hidden_tests
 from service.api.auth.principal import Principal
 from service.api.datasets.repository import DatasetRepository
 from service.api.datasets.service import check_compile_limits, check_limits
-from service.api.delivery.admission import admit
+from service.api.delivery.admission import admit, precheck
 from service.api.delivery.targets import RefusedTarget, resolve
 from service.core.exceptions import Conflict, InvalidInput, NotFound
-from service.core.models import Run
+from service.core.models import Dataset, Run
 from service.core.flags import Flag
 from service.core.limits import limits_in_force
 from service.core.samples import SAMPLE_METADATA
@@ -82,7 +82,7 @@ def _summary_fields(settings: Settings, run: Run | Row[Any], dataset: DatasetHea
     )
 
 
-def _summary(settings: Settings, run: Run, dataset: DatasetHeader) -> RunSummary:
+def _summary(settings: Settings, run: Run | Row[Any], dataset: DatasetHeader) -> RunSummary:
     return RunSummary(**_summary_fields(settings, run, dataset))
 
 
@@ -126,9 +126,11 @@ def _sample_rows(run_id: uuid.UUID, body: RunCreate, problem_ids: dict[str, int]
 
 
 async def create(session: AsyncSession, settings: Settings, principal: Principal, body: RunCreate,
-                 stream: str | None = None) -> RunRead:
+                 stream: str | None = None, resolved: tuple[Dataset, dict[str, int]] | None = None) -> RunRead:
     """A run of the caller's project, on one of its datasets or on a dataset another project shares; `stream`: the
-    stream a /run_code or /v1/judge call joins (service/api/streams)."""
+    stream a /run_code or /v1/judge call joins (service/api/streams); `resolved`: the dataset of `body.dataset_id`
+    and its problem ids by key, where the caller has just read them in this transaction (POST /run_code's own
+    dataset), so that they are not read again."""
     if len(body.samples) > settings.max_samples_per_run:
         raise InvalidInput(
             ["body", "samples"], f"{len(body.samples)} samples; at most {settings.max_samples_per_run} per run"
@@ -136,11 +138,11 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
     check_limits(settings, ["body"], body.time_limit_s, body.memory_mb)
     _check_completions(body, settings)
     datasets = DatasetRepository(session)
-    dataset = await datasets.get(principal, body.dataset_id)
-    if dataset is None:
+    dataset = resolved[0] if resolved is not None else await datasets.get(principal, body.dataset_id)
+    if dataset is None or dataset.id != body.dataset_id:
         raise InvalidInput(["body", "dataset_id"], f"dataset {body.dataset_id} not found", str(body.dataset_id))
     check_compile_limits(settings, ["body"], dataset.language, body.compile_time_limit_s, body.compile_memory_mb)
-    problem_ids = await datasets.problem_ids_by_key(dataset.id)
+    problem_ids = resolved[1] if resolved is not None else await datasets.problem_ids_by_key(dataset.id)
     unknown = sorted({s.problem_id for s in body.samples} - problem_ids.keys())
     if unknown:
         shown = ", ".join(repr(key) for key in unknown[:10])
@@ -154,8 +156,7 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
             await resolve(body.callback_url, settings.webhook_allow_networks)
         except RefusedTarget as exc:
             raise InvalidInput(["body", "callback_url"], str(exc), body.callback_url) from None
-    # Last: the admission lock is held until this request commits.
-    await admit(session, settings, principal.key_id, len(body.samples))
+    await precheck(session, settings, principal.key_id, len(body.samples))
 
     repository = RunRepository(session)
     run = await repository.insert(
@@ -186,6 +187,8 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
     )
     await repository.copy_samples(_sample_rows(run.id, body, problem_ids))
     await repository.notify_workers()
+    # Last: the admission lock is held from here until this request commits (service/api/delivery/admission.py).
+    await admit(session, settings, principal.key_id, len(body.samples))
     total = len(body.samples)
     progress = Progress(
         total=total, done=0, passed=0, by_verdict=VerdictCounts(), by_state=StateCounts(queued=total)

@@ -11,8 +11,9 @@ does; the first run goes on); the count of other 5xx (must be 0); and checks tha
 that exactly that many one-sample runs were stored. Then where the time went: the CPU of each part per
 program during the /run_code phase (API, PostgreSQL, worker, sandbox containers; against the same split of the
 canonical run above, the difference is what a one-sample run costs over a batched one), the floor (the
-infinite loops' CPU over the cores plus the rest at the canonical rate) and this run's ratio to it, and how
-many wall-clock timeouts were re-run alone before they were believed.
+infinite loops' CPU over the cores plus the rest at the canonical rate) and this run's ratio to it, how
+many wall-clock timeouts were re-run alone before they were believed, and what starting a fresh `python3` costs
+in the sandbox image (each /run_code program pays it; the canonical programs do not).
 """
 
 from __future__ import annotations
@@ -56,6 +57,28 @@ def programs(count: int, seed: int) -> list[dict]:
             out.append({"code": f"# {i}\nxs = sorted(map(int, input().split()))\nprint(*xs)\n", "stdin": stdin,
                         "want": " ".join(map(str, sorted(numbers))) + "\n"})
     return out
+
+
+# CPU of one fresh `python3` running a one-line stdin program, as a /run_code program starts: measured in the
+# sandbox image over 50 starts, beside the canonical rate's programs, which a warm judge forks.
+_STARTS = 50
+_START_PROBE = (
+    "import resource, subprocess, sys\n"
+    f"for _ in range({_STARTS}):\n"
+    "    subprocess.run([sys.executable, '-c', 'print(sum(map(int, input().split())))'], input=b'1 2 3', "
+    "stdout=subprocess.DEVNULL, check=True)\n"
+    "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    f"print((used.ru_utime + used.ru_stime) * 1000 / {_STARTS})\n"
+)
+
+
+def interpreter_start_ms(image: str) -> float:
+    import docker
+
+    output = docker.from_env().containers.run(
+        image, ["python3", "-c", _START_PROBE], entrypoint=[], network_mode="none", remove=True,
+    )
+    return float(output.decode().strip())
 
 
 def correct(program: dict, answer: dict) -> bool:
@@ -181,6 +204,9 @@ def main() -> None:
         print(f"floor                     : {floor_s:.1f} s ({loops} loops x {args.run_timeout:g} s over {cores} cores, "
               f"the rest at the canonical rate); this run {result['elapsed'] / floor_s:.2f} x the floor")
         print(f"timeouts re-run alone     : {reruns} (a wall-clock timeout under load is re-run before it is believed)")
+        print(f"a fresh python3           : {interpreter_start_ms(stack.image):.1f} ms of CPU to start and run a one-line "
+              "program in the sandbox image (every /run_code Python program pays it; the canonical rate's programs "
+              "are forked from a warm judge)")
         print(f"answered exactly once     : {once} ({len(answered)} of {len(items)}); runs stored: {stored[0]} "
               f"({stored[1]} completed)")
 

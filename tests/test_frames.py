@@ -137,16 +137,16 @@ def test_interactive_claims_start_at_one_and_double_while_they_come_back_full() 
     asked = []
     for _ in range(5):
         asked.append(sizes.size)
-        sizes.claimed(sizes.size, sizes.size)  # a backlog: every claim full
+        sizes.claimed(sizes.size)  # a backlog: every claim full
     assert asked == [1, 2, 4, 8, 8]
 
 
 def test_an_interactive_claim_that_comes_back_short_sets_the_next_size_to_what_it_found() -> None:
     sizes = ClaimSize(most=8)
     for _ in range(3):
-        sizes.claimed(sizes.size, sizes.size)
+        sizes.claimed(sizes.size)
     assert sizes.size == 8
-    sizes.claimed(8, 3)  # the backlog is draining
+    sizes.claimed(3)  # the backlog is draining
     assert sizes.size == 3
-    sizes.claimed(3, 0)  # nothing waits: back to one
+    sizes.claimed(0)  # nothing waits: back to one
     assert sizes.size == 1

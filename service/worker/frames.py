@@ -138,8 +138,9 @@ class ClaimSize:
         self.most = most
         self.size = 1
 
-    def claimed(self, asked: int, got: int) -> None:
-        self.size = min(self.size * 2, self.most) if got >= asked else max(1, got)
+    def claimed(self, got: int) -> None:
+        """After a claim that asked for `size` samples of interactive runs and got `got`."""
+        self.size = min(self.size * 2, self.most) if got >= self.size else max(1, got)
 
 
 class CancelCheck:

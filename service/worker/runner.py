@@ -184,17 +184,16 @@ class Worker:
             self._claims += 1
             # Interactive runs first, except every batch_share-th claim: batch runs never starve.
             first = "batch" if self._claims % cfg.batch_share == 0 else "interactive"
-        asked = sizes.size
         with transaction(self.sessions) as session:
             claimed = queue.claim_batch(
                 session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
-                cfg.default_memory_mb, self.images.key, first, interactive_limit=asked,
+                cfg.default_memory_mb, self.images.key, first, interactive_limit=sizes.size,
                 only_priority=RunPriority.INTERACTIVE if interactive_only else None,
             )
             hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         interactive = bool(claimed) and claimed[0].priority == RunPriority.INTERACTIVE
         if interactive or not claimed:
-            sizes.claimed(asked, len(claimed))
+            sizes.claimed(len(claimed))
         if not claimed:
             return False
         ids = {sample.id for sample in claimed}

@@ -100,15 +100,14 @@ async def _dataset(session: AsyncSession, principal: Principal, language: str) -
             {"id": uuid.uuid4(), "project_id": principal.project_id, "name": DATASET_NAME, "digest": digest,
              "problem_count": 1, "language": language}
         )
-        if created is None:
-            found = await datasets.get_with_problem(principal.project_id, DATASET_NAME, digest, key)
-            assert found is not None  # ON CONFLICT saw it, and its problem came in the same transaction
-        else:
+        if created is not None:
             await datasets.insert_problems([{
                 "dataset_id": created.id, "position": 0, "key": key, "prompt": "", "test": "",
                 "entry_point": "", "format": run_code.FORMAT.name, "cases": [], "tags": ["run_code"],
             }])
-            found = (created, (await datasets.problem_ids_by_key(created.id))[key])
+        found = await datasets.get_with_problem(principal.project_id, DATASET_NAME, digest, key)
+        # Ours, or the one ON CONFLICT saw (its problem came in the same transaction).
+        assert found is not None
     dataset, problem_id = found
     return dataset, {key: problem_id}
 

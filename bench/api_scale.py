@@ -6,12 +6,14 @@ Against a fresh migrated database on an embedded PostgreSQL (or PASSK_TEST_DATAB
 the ASGI app as the tests drive it:
 - POST /v1/runs with HumanEval x 200 = 32,800 samples in one request (target < 10 s);
 - GET /v1/runs/{id}/metrics?k=1,10,100&resamples=10000 for 1,000 problems x 200 finished samples (target < 1 s);
+- one-sample POST /v1/runs while 232,800 samples wait in the queue, and admission's two statements timed alone;
 - GET /v1/runs/{id} (progress over 200,000 samples).
 """
 
 from __future__ import annotations
 
 import asyncio
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from passk_dev.localstack import create_database, postgres_server  # noqa: E402
 from service.api.app import create_app  # noqa: E402
+from service.api.delivery import admission  # noqa: E402
 from service.api.auth.keys import SCOPES  # noqa: E402
 from service.api.auth.repository import create_key  # noqa: E402
 from service.core.database import make_sync_engine, make_sync_sessionmaker, transaction  # noqa: E402
@@ -67,6 +70,7 @@ async def measure(url: str) -> None:
         body = {"dataset_id": dataset["id"], "model": "m", "sampling": {"temperature": 1.0},
                 "samples": [{"problem_id": k, "completion": "    pass\n"} for _ in range(200) for k in keys]}
         run_id = (await client.post("/v1/runs", json=body)).json()["id"]
+        await _admission_with_a_long_queue(client, engine, rows)
         with engine.begin() as connection:
             connection.execute(
                 text("UPDATE samples SET state = 'done', verdict = CASE WHEN (id * 2654435761) % 97 < problem_id % 97 "
@@ -86,6 +90,35 @@ async def measure(url: str) -> None:
         _timed("GET run progress for 200,000 samples", None, started)
         assert response.json()["progress"]["done"] == 200_000
     engine.dispose()
+
+
+async def _admission_with_a_long_queue(client: httpx.AsyncClient, engine, rows: list[dict]) -> None:
+    """One-sample runs submitted while the runs above wait in the queue: the POST's time, and the two statements
+    admission can make under its lock, each timed alone: the count of the queued samples and its bound from the
+    active runs' sizes (service/api/delivery/admission.py), the latter all that is made while the ceilings are far."""
+    with engine.connect() as connection:
+        queued = connection.execute(text("SELECT count(*) FROM samples WHERE state = 'queued'")).scalar_one()
+        timings = {}
+        for name, statement in (("count of the queued samples", admission._COUNTS),
+                                ("bound from the active runs", admission._BOUNDS)):
+            spent = []
+            for _ in range(10):
+                started = time.perf_counter()
+                connection.execute(statement, {"key": None}).one()
+                spent.append(time.perf_counter() - started)
+            timings[name] = statistics.median(spent)
+    dataset = (await client.post("/v1/datasets", json={"name": "one-sample", "problems": rows[:1]})).json()
+    spent = []
+    for i in range(50):
+        body = {"dataset_id": dataset["id"], "model": "m", "sampling": {"temperature": 1.0},
+                "samples": [{"problem_id": rows[0]["task_id"], "completion": f"    return None  # one {i}\n"}]}
+        started = time.perf_counter()
+        response = await client.post("/v1/runs", json=body)
+        spent.append(time.perf_counter() - started)
+        assert response.status_code == 202, response.text[:300]
+    print(f"with {queued:,} samples queued: admission's count {1000 * timings['count of the queued samples']:.1f} ms, "
+          f"its bound {1000 * timings['bound from the active runs']:.2f} ms; a one-sample POST /v1/runs "
+          f"{1000 * statistics.median(spent):.1f} ms (median of 50)", flush=True)
 
 
 def main() -> None:

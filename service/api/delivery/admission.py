@@ -6,6 +6,12 @@ concurrent submissions can therefore never both see room for their samples (the 
 and the lock is held for one count and the commit, not for the insert: submissions do their writes side by side
 and queue only for the count. A run refused this way has written its rows for nothing (they roll back), so a
 large run is first counted without the lock (`precheck`) and refused before it writes anything.
+
+The count is bounded first: every queued sample belongs to an active run (a cancel cancels them; a run ends only
+when none is left, and samples are only ever added with their run), so the active runs' sizes bound the queued
+samples from above. Summing them reads the active runs, not the samples; the samples are counted only when that
+bound does not fit under a ceiling, so a large evaluation waiting in the queue does not make every other
+submission count it under the lock.
 """
 
 from __future__ import annotations
@@ -13,13 +19,13 @@ from __future__ import annotations
 import math
 import uuid
 
-from sqlalchemy import text
+from sqlalchemy import Row, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.api.dependencies import openapi_error
 from service.core.exceptions import APIError
 from service.core.settings import Settings
-from service.core.states import RunState, SampleState
+from service.core.states import ACTIVE_RUN_STATES, SampleState
 
 # Any fixed 64-bit number; only admission uses it.
 ADMISSION_LOCK = 0x7061_736B_0013
@@ -46,13 +52,22 @@ class QueueFull(APIError):
 # Runs of more samples than this are counted once without the lock before they write their rows (see above).
 PRECHECK_ABOVE = 1_000
 
+_ACTIVE = "status IN ({})".format(", ".join(f"'{state}'" for state in ACTIVE_RUN_STATES))
+# The queued samples, the server's and the key's.
 _COUNTS = text(
-    """
-    SELECT (SELECT count(*) FROM samples WHERE state = '{sample_queued}') AS total,
+    f"""
+    SELECT (SELECT count(*) FROM samples WHERE state = '{SampleState.QUEUED}') AS total,
            (SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id
-            WHERE s.state = '{sample_queued}' AND r.status IN ('{run_queued}', '{run_running}')
-              AND r.api_key_id IS NOT DISTINCT FROM :key) AS mine
-    """.format(sample_queued=SampleState.QUEUED, run_queued=RunState.QUEUED, run_running=RunState.RUNNING)
+            WHERE s.state = '{SampleState.QUEUED}' AND r.{_ACTIVE} AND r.api_key_id IS NOT DISTINCT FROM :key) AS mine
+    """
+)
+# Their upper bound (see above): the sizes of the active runs, the server's and the key's (ix_runs_active).
+_BOUNDS = text(
+    f"""
+    SELECT coalesce(sum(sample_count), 0) AS total,
+           coalesce(sum(sample_count) FILTER (WHERE api_key_id IS NOT DISTINCT FROM :key), 0) AS mine
+    FROM runs WHERE {_ACTIVE}
+    """
 )
 
 
@@ -72,10 +87,15 @@ async def admit(session: AsyncSession, settings: Settings, api_key_id: uuid.UUID
 
 async def _check(session: AsyncSession, settings: Settings, api_key_id: uuid.UUID | None, samples: int,
                  inserted: bool) -> None:
-    row = (await session.execute(_COUNTS, {"key": api_key_id})).one()
-    # What was queued besides this submission's samples.
-    mine, total = (row.mine - samples, row.total - samples) if inserted else (row.mine, row.total)
-    over = max(mine + samples - settings.max_queued_per_key, total + samples - settings.max_queued_total)
+    def besides(row: Row) -> tuple[int, int, int]:
+        """What was queued besides this submission's samples (the key's, the server's), and by how many samples it
+        passes the ceilings (<= 0: it fits)."""
+        mine, total = (row.mine - samples, row.total - samples) if inserted else (row.mine, row.total)
+        return mine, total, max(mine + samples - settings.max_queued_per_key, total + samples - settings.max_queued_total)
+
+    if besides((await session.execute(_BOUNDS, {"key": api_key_id})).one())[2] <= 0:
+        return
+    mine, total, over = besides((await session.execute(_COUNTS, {"key": api_key_id})).one())
     if over <= 0:
         return
     if mine + samples > settings.max_queued_per_key:

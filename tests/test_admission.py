@@ -22,7 +22,8 @@ def settings(database_url: str) -> Settings:
 
 async def _post(client: httpx.AsyncClient, dataset_id: str, count: int) -> httpx.Response:
     samples = [{"problem_id": "a", "completion": f"    return x  # {i}\n"} for i in range(count)]
-    return await client.post("/v1/runs", json={"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.8}, "samples": samples})
+    body = {"dataset_id": dataset_id, "model": "m", "sampling": {"temperature": 0.8}, "samples": samples}
+    return await client.post("/v1/runs", json=body)
 
 
 async def test_admission_counts_the_queued_samples_of_a_key_whose_runs_are_larger_than_its_ceiling(

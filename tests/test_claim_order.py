@@ -119,13 +119,79 @@ def test_the_claims_one_plan_walks_indexes(sync_session: Session) -> None:
     db.execute(text("ANALYZE samples"))
     db.execute(text("ANALYZE runs"))
 
-    compiled = queue._CLAIM.compile(dialect=postgresql.dialect(paramstyle="numeric_dollar"))
-    values = {**compiled.params, "owner": "tests", "lease": timedelta(seconds=60), "head_run": head, "limit": 16}
+    plan = _generic_plan(db, queue._CLAIM, {"owner": "tests", "lease": timedelta(seconds=60), "head_run": head, "limit": 16})
+    ctes = _ctes(plan)
+    for name in ("CTE pivot", "CTE past", "CTE before", "CTE head_rows"):
+        kinds = [(n["Node Type"], n.get("Relation Name")) for n in _nodes(ctes[name])]
+        assert not [k for k in kinds if "Sort" in k[0] or k == ("Seq Scan", "samples")], (name, kinds)
+    # Whether a candidate run has a queued sample is looked up in an index, never by reading the table until one
+    # turns up (a claimed run's first rows are no longer queued: such a scan reads them all, on every claim).
+    plan = _generic_plan(db, queue._CANDIDATE_RUNS, {"first": "interactive", "only": None})
+    kinds = [(n["Node Type"], n.get("Relation Name")) for n in _nodes(plan["Plan"])]
+    assert ("Seq Scan", "samples") not in kinds, kinds
+    assert len(queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image")) == 16
+
+
+def test_a_backlog_of_one_sample_runs_is_claimed_without_reading_every_run(sync_session: Session) -> None:
+    """An RL step's backlog: thousands of one-sample interactive runs of one problem, and another key's batch run.
+    The candidate runs are found by walking ix_runs_claim_order (each key's oldest runs first), and a claim fills its
+    batch from the other runs of its problem by walking ix_samples_queued_problem: neither reads every active run."""
+    db = sync_session
+    dataset, (problem,) = _dataset(db, 1)
+    key_a, _ = create_key(db, "a", SCOPES)
+    key_b, _ = create_key(db, "b", SCOPES)
+    singles = db.execute(
+        text("INSERT INTO runs (id, project_id, dataset_id, model, sampling, sample_count, priority, api_key_id, "
+             "created_at) SELECT gen_random_uuid(), project_id, :ds, 'm', '{}', 1, 'interactive', :key, "
+             "clock_timestamp() + i * interval '1 millisecond' FROM datasets, generate_series(1, 3000) AS i "
+             "WHERE datasets.id = :ds RETURNING id, created_at"),
+        {"ds": dataset, "key": key_a.id},
+    ).all()
+    singles = [row.id for row in sorted(singles, key=lambda row: row.created_at)]
+    db.execute(text("INSERT INTO samples (run_id, problem_id, index, completion) "
+                    "SELECT run, :problem, 0, 'return ' || run FROM unnest(CAST(:runs AS uuid[])) AS run"),
+               {"problem": problem, "runs": singles})
+    batch_b = _run(db, dataset, problem, key_b.id, "batch", 10)
+    db.execute(text("ANALYZE samples"))
+    db.execute(text("ANALYZE runs"))
+
+    plan = _generic_plan(db, queue._CANDIDATE_RUNS, {"first": "interactive", "only": None}, analyze=True)
+    runs_read = sum(n["Actual Rows"] * n["Actual Loops"] for n in _nodes(plan["Plan"])
+                    if n.get("Relation Name") == "runs")
+    assert runs_read < 100, runs_read
+    plan = _generic_plan(db, queue._CLAIM, {"owner": "tests", "lease": timedelta(seconds=60), "head_run": singles[0],
+                                            "limit": 8}, analyze=True)
+    others = [(n["Node Type"], n.get("Index Name"), n["Actual Rows"] * n["Actual Loops"])
+              for n in _nodes(_ctes(plan)["CTE others"])]
+    assert not [o for o in others if "Sort" in o[0] or o[0] == "Seq Scan"], others
+    assert sum(rows for kind, index, rows in others if index == "ix_samples_queued_problem") < 100, others
+
+    claimed = queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image", interactive_limit=8)
+    assert [sample.run_id for sample in claimed] == singles[:8]  # the oldest first, one problem, one claim
+    assert {sample.run_id for sample in queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image", "batch")} == {batch_b}
+
+
+def _nodes(node: dict):
+    yield node
+    for child in node.get("Plans", []):
+        yield from _nodes(child)
+
+
+def _ctes(plan: dict) -> dict[str, dict]:
+    return {node["Subplan Name"]: node for node in _nodes(plan["Plan"]) if node.get("Subplan Name", "").startswith("CTE ")}
+
+
+def _generic_plan(db: Session, statement, values: dict, analyze: bool = False) -> dict:
+    """The plan a worker's connection runs `statement` on (prepared, generic: WORKER_SERVER_SETTINGS); `analyze`: run
+    it too (inside a savepoint, undone after), with the rows each node read."""
+    compiled = statement.compile(dialect=postgresql.dialect(paramstyle="numeric_dollar"))
+    values = {**compiled.params, **values}
     for name, value in WORKER_SERVER_SETTINGS.items():  # as a worker's connections run
         db.execute(text(f"SET LOCAL {name} = {value}"))
-    db.execute(text(f"PREPARE passk_claim AS {compiled.string}"))
 
     def literal(value: object) -> str:  # EXECUTE's arguments: a utility statement takes no bound parameters
+        if value is None:
+            return "NULL"
         if isinstance(value, timedelta):
             return f"interval '{value.total_seconds()} seconds'"
         if isinstance(value, int):
@@ -133,16 +199,12 @@ def test_the_claims_one_plan_walks_indexes(sync_session: Session) -> None:
         return "'" + str(getattr(value, "value", value)).replace("'", "''") + "'"
 
     arguments = ", ".join(literal(values[name]) for name in compiled.positiontup)
-    (plan,) = db.execute(text(f"EXPLAIN (FORMAT JSON) EXECUTE passk_claim({arguments})")).scalar_one()
-    db.execute(text("DEALLOCATE passk_claim"))
-
-    def nodes(node: dict):
-        yield node
-        for child in node.get("Plans", []):
-            yield from nodes(child)
-
-    ctes = {node["Subplan Name"]: node for node in nodes(plan["Plan"]) if node.get("Subplan Name", "").startswith("CTE ")}
-    for name in ("CTE pivot", "CTE past", "CTE before", "CTE head_rows"):
-        kinds = [(n["Node Type"], n.get("Relation Name")) for n in nodes(ctes[name])]
-        assert not [k for k in kinds if "Sort" in k[0] or k == ("Seq Scan", "samples")], (name, kinds)
-    assert len(queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image")) == 16
+    savepoint = db.begin_nested()
+    try:
+        db.execute(text(f"PREPARE passk_plan AS {compiled.string}"))
+        options = "ANALYZE, FORMAT JSON" if analyze else "FORMAT JSON"
+        (plan,) = db.execute(text(f"EXPLAIN ({options}) EXECUTE passk_plan({arguments})")).scalar_one()
+        db.execute(text("DEALLOCATE passk_plan"))
+    finally:
+        savepoint.rollback()
+    return plan

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import (
@@ -31,11 +30,7 @@ from sandbox.runtime.compare import POLICIES
 from sandbox.verdicts import Verdict
 from service.core.database import Base
 from service.core.flags import check as flags_check
-from service.core.states import ACTIVE_RUN_STATES, CallbackState, RunState, SampleState
-
-
-def _in(column: str, values: Iterable[str]) -> str:
-    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
+from service.core.states import ACTIVE_RUN_STATES, CallbackState, RunState, SampleState, sql_in as _in
 
 
 def _is(column: str, value: str) -> str:
@@ -130,6 +125,14 @@ class Problem(Base):
     hidden_tests: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
 
 
+def claim_key(table: str | None = None) -> str:
+    """A run's API key as the queue orders runs by it (ix_runs_claim_order), in SQL; `table`: the runs' alias. Runs
+    made without a key share the nil UUID, so that one btree holds every key, including none, and its keys can be
+    walked one after the other."""
+    column = f"{table}.api_key_id" if table else "api_key_id"
+    return f"coalesce({column}, '00000000-0000-0000-0000-000000000000'::uuid)"
+
+
 class Run(Base):
     __tablename__ = "runs"
     __table_args__ = (
@@ -142,6 +145,11 @@ class Run(Base):
               postgresql_where=text("step IS NOT NULL")),
         # Runs with work left: the queue picks among these (migration 0008).
         Index("ix_runs_active", "created_at", postgresql_where=text(_in("status", ACTIVE_RUN_STATES))),
+        # The claim's candidates: each key's active runs of each priority, oldest first (migration 0022). The key
+        # leads: a statement that looks for runs by priority alone (the claim's other runs of a problem) must not
+        # take this index for a way to read them.
+        Index("ix_runs_claim_order", text(claim_key()), "priority", "created_at", "id",
+              postgresql_where=text(_in("status", ACTIVE_RUN_STATES))),
         # A project's streams, and the stream runs retention has yet to prune (migration 0020).
         Index("ix_runs_stream", "project_id", "stream", "created_at", postgresql_where=text("stream IS NOT NULL")),
         Index("ix_runs_stream_unpruned", "finished_at",

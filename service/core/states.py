@@ -3,7 +3,14 @@ the models' check constraints are generated from them, as the verdicts' are)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
+
+
+def sql_in(column: str, values: Iterable[str]) -> str:
+    """`column IN ('a', 'b')`: states as constants in SQL text, as the partial indexes' predicates are written (a
+    statement's plan can use such an index only where its condition is written the same way)."""
+    return f"{column} IN ({', '.join(repr(str(v)) for v in values)})"
 
 
 class RunState(StrEnum):

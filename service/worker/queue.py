@@ -17,7 +17,7 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 from sqlalchemy import (
-    UUID, BigInteger, Interval, Row, Text, and_, any_, bindparam, case, cast, func, literal_column, or_, select, true,
+    UUID, BigInteger, Interval, Row, Text, and_, any_, bindparam, case, cast, func, literal_column, select, text, true,
     union_all, update,
 )
 from sqlalchemy.dialects.postgresql import array
@@ -27,10 +27,10 @@ from sandbox import languages
 from sandbox.verdicts import Verdict
 from service.core.channels import Channel, notify
 from service.core.limits import limits_in_force
-from service.core.models import Dataset, Problem, Run, Sample
+from service.core.models import Dataset, Problem, Run, Sample, claim_key
 from service.formats.native import with_toolchain
 from service.formats.program import program_for
-from service.core.states import ACTIVE_RUN_STATES, RunPriority, RunState, SampleState
+from service.core.states import ACTIVE_RUN_STATES, RunPriority, RunState, SampleState, sql_in
 from service.worker.cache import cache_key
 from service.worker.results import (
     event_id,
@@ -77,44 +77,55 @@ class ClaimedSample:
 
 def _candidate_runs():
     """Which runs to serve first: the preferred priority, then the API key holding the fewest leased samples
-    (keys share the workers at equal priority), then the oldest run. No locks: _CLAIM locks what it takes."""
-    held, holder, any_run = samples.alias("l"), runs.alias("k"), runs.alias("a")
-    active = runs.c.status.in_(fixed(ACTIVE_RUN_STATES))
-    # Counted once per claim for every key (one pass over the leased samples' partial index), not once per run,
-    # and only when the active runs belong to more than one key (the count cannot order runs of one key): the
-    # pass reads every worker's leases (~workers x batch rows), a cost per claim that grows with the workers.
-    leased_by_key = (
-        select(holder.c.api_key_id, func.count().label("leased"))
-        .select_from(held.join(holder, holder.c.id == held.c.run_id))
-        .where(held.c.state == fixed(SampleState.LEASED), holder.c.status.in_(fixed(ACTIVE_RUN_STATES)))
-        .group_by(holder.c.api_key_id)
-        .cte("leased_by_key")
-        .prefix_with("MATERIALIZED")
-    )
-    keys = (
-        select(func.count(func.distinct(func.coalesce(cast(any_run.c.api_key_id, Text), ""))))
-        .where(any_run.c.status.in_(fixed(ACTIVE_RUN_STATES)))
-    )
-    leased = case(
-        (
-            keys.scalar_subquery() > 1,
-            func.coalesce(
-                select(leased_by_key.c.leased)
-                .where(leased_by_key.c.api_key_id.is_not_distinct_from(runs.c.api_key_id))
-                .scalar_subquery(),
-                0,
-            ),
+    (keys share the workers at equal priority), then the oldest run; up to 8, so that a claim that finds a run's
+    samples all taken by other claims tries the next. No locks: _CLAIM locks what it takes.
+
+    Read without going through every active run, however many wait: within one priority and one key the order is
+    the runs' age alone, so the first 8 runs overall are among the first 8 with queued samples of each (key,
+    priority), and those are walked in ix_runs_claim_order's order. The (key, priority) pairs themselves are found by
+    skipping from one to the next in that index (one descent each), so the cost follows the keys and the runs
+    passed over (active, but with every sample leased), not the runs queued."""
+    active, key = sql_in("status", ACTIVE_RUN_STATES), claim_key()
+    # Whether a run has a queued sample, as a scalar subquery with a LIMIT: a condition the planner checks run by run
+    # as it walks the index (an EXISTS would become a semi-join that reads every active run's queued samples first).
+    # Ordered as ix_samples_queued_run is, and by `= ANY(ARRAY[...])` (see _claim), so that its plan walks that index
+    # from the run's first queued sample rather than reading the table until it meets one.
+    has_queued = (f"(SELECT 1 FROM samples s WHERE s.run_id = ANY(ARRAY[r.id]) AND s.state = '{SampleState.QUEUED}' "
+                  "ORDER BY s.run_id, s.id LIMIT 1) IS NOT NULL")
+    return text(
+        f"""
+        WITH RECURSIVE groups AS (
+            (SELECT {key} AS key, priority FROM runs WHERE {active} ORDER BY {key}, priority LIMIT 1)
+            UNION ALL
+            SELECT later.key, later.priority FROM groups g CROSS JOIN LATERAL (
+                SELECT {key} AS key, priority FROM runs
+                WHERE {active} AND ({key}, priority) > (g.key, g.priority)
+                ORDER BY {key}, priority LIMIT 1
+            ) later
         ),
-        else_=0,
-    )
-    has_queued = select(1).where(samples.c.run_id == runs.c.id, samples.c.state == fixed(SampleState.QUEUED)).exists()
-    only = bindparam("only", type_=Text)
-    return (
-        select(runs.c.id, runs.c.priority)
-        .where(active, has_queued, or_(only.is_(None), runs.c.priority == only))
-        .order_by(runs.c.priority != bindparam("first"), leased, runs.c.created_at, runs.c.id)
-        .limit(8)
-    )
+        several_keys AS MATERIALIZED (SELECT count(DISTINCT key) > 1 AS several FROM groups),
+        -- Counted only when more than one key is active (the count cannot order runs of one key), from the leased
+        -- samples' partial index: it reads every worker's leases (~workers x batch rows), a cost per claim that
+        -- grows with the workers.
+        leased_by_key AS MATERIALIZED (
+            SELECT (SELECT CASE WHEN {active} THEN {key} END FROM runs WHERE runs.id = l.run_id) AS key,
+                   count(*) AS leased
+            FROM samples l WHERE l.state = '{SampleState.LEASED}' GROUP BY 1
+        )
+        SELECT c.id, c.priority FROM groups g CROSS JOIN LATERAL (
+            SELECT r.id, r.priority, r.created_at FROM runs r
+            WHERE {sql_in("r.status", ACTIVE_RUN_STATES)} AND {claim_key("r")} = g.key AND r.priority = g.priority
+              AND {has_queued}
+            ORDER BY r.created_at, r.id LIMIT 8
+        ) c
+        WHERE CAST(:only AS text) IS NULL OR g.priority = CAST(:only AS text)
+        ORDER BY c.priority != CAST(:first AS text),
+                 CASE WHEN (SELECT several FROM several_keys)
+                      THEN coalesce((SELECT leased FROM leased_by_key b WHERE b.key = g.key), 0) ELSE 0 END,
+                 c.created_at, c.id
+        LIMIT 8
+        """
+    ).columns(id=UUID(as_uuid=True), priority=Text())
 
 
 def _claim():
@@ -180,10 +191,14 @@ def _claim():
         .with_for_update(of=samples, skip_locked=True)
         .cte("head_rows")
     )
+    # The other run's limits are checked sample by sample as ix_samples_queued_problem is walked (a scalar subquery
+    # with a LIMIT, which the planner cannot turn into a join): as a join, the planner would read every active run of
+    # the priority first (thousands of one-sample runs in an RL step's backlog) and sort their queued samples.
+    fits = select(ONE).where(runs.c.id == samples.c.run_id, same_limits).limit(ONE).scalar_subquery()
     others = (
         select(samples.c.id)
-        .select_from(samples.join(runs, runs.c.id == samples.c.run_id).join(head, true()))
-        .where(queued, samples.c.problem_id == problem, samples.c.run_id != head.c.run_id, same_limits)
+        .select_from(samples.join(head, true()))
+        .where(queued, samples.c.problem_id == problem, samples.c.run_id != head.c.run_id, fits.is_not(None))
         .order_by(samples.c.problem_id, samples.c.id)
         .limit(bindparam("limit") - select(func.count()).select_from(head_rows).scalar_subquery())
         .with_for_update(of=samples, skip_locked=True)

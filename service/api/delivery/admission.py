@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from service.api.dependencies import openapi_error
 from service.core.exceptions import APIError
 from service.core.settings import Settings
-from service.core.states import ACTIVE_RUN_STATES, SampleState
+from service.core.states import ACTIVE_RUN_STATES, SampleState, sql_in
 
 # Any fixed 64-bit number; only admission uses it.
 ADMISSION_LOCK = 0x7061_736B_0013
@@ -52,13 +52,14 @@ class QueueFull(APIError):
 # Runs of more samples than this are counted once without the lock before they write their rows (see above).
 PRECHECK_ABOVE = 1_000
 
-_ACTIVE = "status IN ({})".format(", ".join(f"'{state}'" for state in ACTIVE_RUN_STATES))
+
 # The queued samples, the server's and the key's.
 _COUNTS = text(
     f"""
     SELECT (SELECT count(*) FROM samples WHERE state = '{SampleState.QUEUED}') AS total,
            (SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id
-            WHERE s.state = '{SampleState.QUEUED}' AND r.{_ACTIVE} AND r.api_key_id IS NOT DISTINCT FROM :key) AS mine
+            WHERE s.state = '{SampleState.QUEUED}' AND {sql_in("r.status", ACTIVE_RUN_STATES)}
+              AND r.api_key_id IS NOT DISTINCT FROM :key) AS mine
     """
 )
 # Their upper bound (see above): the sizes of the active runs, the server's and the key's (ix_runs_active).
@@ -66,7 +67,7 @@ _BOUNDS = text(
     f"""
     SELECT coalesce(sum(sample_count), 0) AS total,
            coalesce(sum(sample_count) FILTER (WHERE api_key_id IS NOT DISTINCT FROM :key), 0) AS mine
-    FROM runs WHERE {_ACTIVE}
+    FROM runs WHERE {sql_in("status", ACTIVE_RUN_STATES)}
     """
 )
 
@@ -91,7 +92,8 @@ async def _check(session: AsyncSession, settings: Settings, api_key_id: uuid.UUI
         """What was queued besides this submission's samples (the key's, the server's), and by how many samples it
         passes the ceilings (<= 0: it fits)."""
         mine, total = (row.mine - samples, row.total - samples) if inserted else (row.mine, row.total)
-        return mine, total, max(mine + samples - settings.max_queued_per_key, total + samples - settings.max_queued_total)
+        over = max(mine + samples - settings.max_queued_per_key, total + samples - settings.max_queued_total)
+        return mine, total, over
 
     if besides((await session.execute(_BOUNDS, {"key": api_key_id})).one())[2] <= 0:
         return

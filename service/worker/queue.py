@@ -46,8 +46,8 @@ from service.worker.results import (
 runs, samples, problems, datasets = Run.__table__, Sample.__table__, Problem.__table__, Dataset.__table__
 ONE = literal_column("1")
 # A renewal extends only leases that have run down by this fraction of their length (renew_leases). The maintenance
-# thread renews every quarter of a lease or more often, so a lease held by a live worker never has less than half of
-# its length left.
+# thread (runner.py) renews at least as often, so a lease held by a live worker never has less than half of its
+# length left.
 RENEW_AFTER = 0.25
 
 

@@ -312,7 +312,8 @@ class Worker:
         next_sweep = time.monotonic() + SWEEP_EVERY_S
         next_prune = time.monotonic() + PRUNE_EVERY_S * random.random()  # workers started together spread out
         next_reclaim = 0.0
-        tick = min(cfg.lease_seconds / 4, RECLAIM_EVERY_S)
+        # As often as a lease runs down by the part that makes a renewal extend it (queue.RENEW_AFTER), or more often.
+        tick = min(cfg.lease_seconds * queue.RENEW_AFTER, RECLAIM_EVERY_S)
         try:
             self._beat(tick)
         except Exception as exc:

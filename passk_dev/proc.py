@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -44,3 +45,58 @@ def tree_cpu_s(pid: int | None) -> float:
         elif int(fields[1]) == pid:
             ticks += int(fields[11]) + int(fields[12])
     return ticks / _TICKS
+
+
+def usage(pid: int) -> tuple[float, float, int, int]:
+    """(own CPU seconds, reaped children's CPU seconds, own minor page faults, reaped children's minor faults)."""
+    fields = _stat(pid)
+    return ((int(fields[11]) + int(fields[12])) / _TICKS, (int(fields[13]) + int(fields[14])) / _TICKS,
+            int(fields[7]), int(fields[8]))
+
+
+def children(pid: int) -> list[int]:
+    """The live children of a process (of its main thread)."""
+    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def real_uid(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
+
+
+def cow_fault_us(pages: int = 16384, repeats: int = 5) -> float:
+    """CPU microseconds of one copy-on-write page fault on this machine (median of `repeats`): a forked child
+    writes one byte into each of `pages` pages it shares with its parent, less the same writes again (the pages
+    are its own by then). Small pages only (transparent huge pages refused), as a forked interpreter's heap."""
+    import mmap
+    import statistics
+    import struct
+
+    size = pages * mmap.PAGESIZE
+    area = mmap.mmap(-1, size)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):
+        area.madvise(mmap.MADV_NOHUGEPAGE)
+    view = memoryview(area)
+    view[::mmap.PAGESIZE] = b"\1" * pages  # resident in the parent
+    costs = []
+    for _ in range(repeats):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                first = time.process_time()
+                view[::mmap.PAGESIZE] = b"\2" * pages  # each write a copy-on-write fault
+                second = time.process_time()
+                view[::mmap.PAGESIZE] = b"\3" * pages  # the same writes, without faults
+                third = time.process_time()
+                os.write(write, struct.pack("=d", (second - first) - (third - second)))
+            finally:
+                os._exit(0)
+        os.close(write)
+        with os.fdopen(read, "rb") as answer:
+            (spent,) = struct.unpack("=d", answer.read())
+        os.waitpid(pid, 0)
+        costs.append(spent / pages * 1e6)
+    view.release()
+    area.close()
+    return statistics.median(costs)

@@ -63,7 +63,7 @@ CANDIDATE_FINISH_WAIT_S = 0.5
 
 
 def _env(home: str, spec: Native, extra: dict | None = None) -> dict:
-    env = {"HOME": home, "TMPDIR": home, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    env = {"HOME": home, "TMPDIR": home, **process.BASE_ENVIRONMENT}
     env.update(spec.env or {})
     env.update(extra or {})
     return env

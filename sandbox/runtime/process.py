@@ -388,9 +388,32 @@ def oom_score(value: int) -> None:
         os.close(fd)
 
 
-def clean_environment(home: str) -> None:
+# Every program's environment: these, with HOME and TMPDIR its scratch directory.
+BASE_ENVIRONMENT = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+# True once this process's environment holds exactly HOME, TMPDIR and BASE_ENVIRONMENT (inherited by every fork).
+_environment_reset = False
+
+
+def reset_environment() -> None:
+    """Reduce this process's environment to a program's, for it and everything it forks from now on.
+
+    PID 1 does it at start: a judge or candidate forked after it then only names its own scratch directory
+    (`clean_environment`), without clearing the whole mapping again, which touched enough of the inherited
+    heap to cost it about 60 copy-on-write page faults per process.
+    """
+    global _environment_reset
     os.environ.clear()
-    os.environ.update({"HOME": home, "TMPDIR": home, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"})
+    os.environ.update({"HOME": "/", "TMPDIR": "/tmp", **BASE_ENVIRONMENT})
+    _environment_reset = True
+
+
+def clean_environment(home: str) -> None:
+    """The program's environment: BASE_ENVIRONMENT, with HOME and TMPDIR set to `home`, and nothing else."""
+    if not _environment_reset:
+        os.environ.clear()
+        os.environ.update(BASE_ENVIRONMENT)
+    os.environ["HOME"] = home
+    os.environ["TMPDIR"] = home
 
 
 def signal_name(signum: int) -> str:

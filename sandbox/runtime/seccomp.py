@@ -55,32 +55,44 @@ _NOTIF_SIZE, _RESP = 80, struct.Struct("=QqiI")
 # Offsets in struct seccomp_data: nr, arch, args[0] (its low 32 bits, little-endian), args[0] of prctl.
 _NR, _ARCH, _ARG0 = 0, 4, 16
 
+_EVERY_PROCESS = 0xFFFFFFFF  # -1 as the low 32 bits of a pid argument
+# The pid arguments the filter compares against, padded with _EVERY_PROCESS (always one of them) up to this
+# count, so that one layout serves every candidate (see _TEMPLATE).
+_TARGET_SLOTS = 16
+
 _libc = ctypes.CDLL(None, use_errno=True)
-
-
-class _Filter(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+_MACHINE = platform.machine()
+# struct sock_filter, one instruction: code, jt, jf, k.
+_INSTRUCTION = struct.Struct("=HBBI")
 
 
 class _Program(ctypes.Structure):
-    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_Filter))]
+    """struct sock_fprog: how many instructions, and where they are (packed with _INSTRUCTION)."""
+
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
 
 
 def available() -> bool:
-    return platform.machine() in _ARCHES
+    return _MACHINE in _ARCHES
+
+
+def _targets(protected: list[int]) -> list[int]:
+    """The pid arguments that reach `protected`: each pid, its process group (-pid) and every process."""
+    targets = sorted({pid & 0xFFFFFFFF for pid in protected} | {(-pid) & 0xFFFFFFFF for pid in protected}
+                     | {_EVERY_PROCESS})
+    return targets + [_EVERY_PROCESS] * (_TARGET_SLOTS - len(targets))
 
 
 def program(protected: list[int]) -> list[tuple[int, int, int, int]]:
     """The filter, as (code, jt, jf, k) instructions, for a candidate that must not reach `protected` pids."""
-    arch, numbers = _ARCHES[platform.machine()]
-    targets = sorted({pid & 0xFFFFFFFF for pid in protected} | {(-pid) & 0xFFFFFFFF for pid in protected}
-                     | {0xFFFFFFFF})
+    arch, numbers = _ARCHES[_MACHINE]
+    targets = _targets(protected)
     always = [numbers[name] for name in ("ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd")]
     by_target = [numbers[name] for name in ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
                                             "pidfd_open")]
     # Laid out from the end so that every jump is forward and short: ...checks, then the three returns.
     body: list[tuple[str, object]] = [("ld", _ARCH), ("jne_to", (arch, "nosys")), ("ld", _NR)]
-    if platform.machine() == "x86_64":
+    if _MACHINE == "x86_64":
         body.append(("jset_to", (_X32_BIT, "nosys")))
     body += [("jeq_to", (nr, "notify")) for nr in always]
     body += [("jeq_to", (nr, "target")) for nr in by_target]
@@ -118,13 +130,42 @@ def program(protected: list[int]) -> list[tuple[int, int, int, int]]:
     return out
 
 
+def _packed(protected: list[int]) -> bytes:
+    return b"".join([_INSTRUCTION.pack(*instruction) for instruction in program(protected)])
+
+
+def _template() -> tuple[bytes, int]:
+    """The packed filter with every target slot holding _EVERY_PROCESS, and the index of the first slot."""
+    instructions = program([])
+    first = len(instructions) - 3 - 1 - _TARGET_SLOTS  # the slots, then ALLOW, then the three returns
+    assert all(instruction[3] == _EVERY_PROCESS for instruction in instructions[first:first + _TARGET_SLOTS])
+    return b"".join([_INSTRUCTION.pack(*instruction) for instruction in instructions]), first
+
+
+# Built once, in the process that imports this (PID 1, before anything is forked): a candidate only copies it
+# and writes its protected pids into the slots. Building the filter in each candidate touched about a hundred
+# pages of the inherited heap, each a copy-on-write fault, in every candidate.
+_TEMPLATE, _FIRST_SLOT = _template() if available() else (b"", 0)
+_SLOT_K = struct.Struct("=I")
+
+
+def packed(protected: list[int]) -> bytes:
+    """The filter for `protected`, packed as the kernel takes it: the template with the targets written in."""
+    targets = _targets(protected)
+    if len(targets) != _TARGET_SLOTS:  # more protected pids than slots: laid out for them
+        return _packed(protected)
+    code = bytearray(_TEMPLATE)
+    for slot, target in enumerate(targets, start=_FIRST_SLOT):
+        _SLOT_K.pack_into(code, slot * _INSTRUCTION.size + 4, target)
+    return bytes(code)
+
+
 def install(protected: list[int]) -> int:
     """Install the filter on this process (it needs no_new_privs, which every sandbox container sets); returns
     the listener's descriptor."""
-    instructions = program(protected)
-    filters = (_Filter * len(instructions))(*[_Filter(*instruction) for instruction in instructions])
-    prog = _Program(len(instructions), filters)
-    _, numbers = _ARCHES[platform.machine()]
+    code = packed(protected)
+    prog = _Program(len(code) // _INSTRUCTION.size, code)
+    _, numbers = _ARCHES[_MACHINE]
     fd = _libc.syscall(numbers["seccomp"], _SET_MODE_FILTER, _FLAG_NEW_LISTENER, ctypes.byref(prog))
     if fd < 0:
         raise OSError(ctypes.get_errno(), "seccomp filter refused")

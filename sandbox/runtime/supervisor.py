@@ -37,6 +37,7 @@ from __future__ import annotations
 
 # Imported here so that forked programs find them already loaded (copy-on-write).
 import collections  # noqa: F401
+import _signal
 import fcntl
 import functools  # noqa: F401
 import gc
@@ -140,9 +141,12 @@ def run_child(job: Job, judged: bool, nonce: bytes, scratch: str, limits: dict, 
         process.set_limits(limits["time_limit_s"], limits["memory_bytes"], limits["scratch_bytes"])
         process.clean_environment(scratch)
         if not judged:
-            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        sys.stdout = open(1, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1)
-        sys.stderr = open(2, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1)
+            _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
+        if judged:  # the judge's output, as its candidates': a lost reader or a closed descriptor is never an error
+            sys.stdout, sys.stderr = candidate.output_streams(stdio=False)
+        else:
+            sys.stdout = open(1, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1)
+            sys.stderr = open(2, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1)
     except BaseException as exc:  # set-up failure is ours, not the program's
         os.write(report, b"SETUP " + repr(exc).encode()[:500])
         os._exit(120)
@@ -220,6 +224,7 @@ class Container:
     def __init__(self) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.control = parent
+        candidate.prepare_streams()
         self.zygote_pid = zygote.start(child, parent, candidate.main)
         self.zygote_alive = True
 
@@ -551,6 +556,7 @@ def main() -> int:
     process.make_non_dumpable()
     # Every process forked from here on starts with an empty bounding set (drop_to then skips it).
     process.drop_bounding_set()
+    process.reset_environment()  # likewise the environment: a forked process then only sets its HOME and TMPDIR
     born = time.monotonic()
     stdin = sys.stdin.fileno()
     # What is loaded now (the runtime and the modules preloaded for programs) is never collected: frozen, a

@@ -187,3 +187,33 @@ def test_judge_and_candidate_run_without_capabilities_and_with_an_empty_bounding
     )
     outcomes = run(sandbox, [humaneval(completion, prompt=prompt, test=test, entry_point="probe")] * 2)
     assert verdicts(outcomes) == ["passed", "passed"], explain(outcomes)
+
+
+ENVIRONMENT_PROMPT = "def environment():\n    pass\n"
+# Runs in the judge: its own environment, and the candidate's (a dict crosses as a value), each exactly the four
+# names with HOME and TMPDIR its own working directory; several programs in one container, so that a process
+# forked after another ran sees none of what that one set.
+ENVIRONMENT_TEST = (
+    "import os\n"
+    "def exact(env, home):\n"
+    "    return env == {'HOME': home, 'TMPDIR': home, 'PATH': '/usr/local/bin:/usr/bin:/bin', 'LANG': 'C.UTF-8'}\n"
+    "def check(candidate):\n"
+    "    assert exact(dict(os.environ), os.getcwd()), dict(os.environ)\n"
+    "    theirs, home = candidate()\n"
+    "    assert home != os.getcwd() and exact(theirs, home), theirs\n"
+)
+ENVIRONMENT_COMPLETION = (
+    "    import os\n    seen = dict(os.environ)\n    os.environ['LEFT_BEHIND'] = '1'\n    return seen, os.getcwd()\n"
+)
+
+
+def test_every_process_starts_with_exactly_the_programs_environment(sandbox: Sandbox) -> None:
+    judged = humaneval(ENVIRONMENT_COMPLETION, prompt=ENVIRONMENT_PROMPT, test=ENVIRONMENT_TEST, entry_point="environment")
+    unjudged = Program(
+        "import os\nassert set(os.environ) == {'HOME', 'TMPDIR', 'PATH', 'LANG'}, dict(os.environ)\n"
+        "assert os.environ['HOME'] == os.environ['TMPDIR'] == os.getcwd(), dict(os.environ)\n"
+        "os.environ['LEFT_BEHIND'] = '1'\n",
+        judged=False,
+    )
+    outcomes = run(sandbox, [judged, unjudged, judged, unjudged])
+    assert verdicts(outcomes) == ["passed"] * 4, explain(outcomes)

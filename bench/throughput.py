@@ -80,10 +80,11 @@ class CpuSplit:
     """Where the machine's CPU went during passk's phase: API, Postgres, worker, the worker's sandbox containers
     (their cgroups: every process in them), the engine's daemons, and the rest (other users of the machine)."""
 
-    # The processes inside a sandbox container, and what each one's CPU pays for.
+    # The processes inside a sandbox container, and what each one's CPU pays for. "judges" are PID 1's children:
+    # a judged program's judge, or an unjudged one (a stdin program) itself, which has no zygote-forked candidate.
     ROLES = {
         "supervisor": "PID 1: jobs, limits, output, clean-up, verdicts",
-        "judges": "the tests, the call protocol, each judge's fork and exit",
+        "judges": "the tests and the call protocol, or an unjudged program itself; each one's fork and exit",
         "zygote": "starting candidates, the seccomp monitor",
         "candidates": "the programs, each one's fork and exit",
     }

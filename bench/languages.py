@@ -51,7 +51,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from passk_dev.localstack import LocalStack, wait_for_run  # noqa: E402
-from passk_dev.reference import rerun_timeouts_alone, run_reference  # noqa: E402
+from passk_dev.reference import rerun_alone, run_reference  # noqa: E402
 from sandbox import languages  # noqa: E402
 from sandbox.engine import connect  # noqa: E402
 from sandbox.images import ensure_language_image  # noqa: E402
@@ -178,7 +178,7 @@ def rerun_reference_timeouts(language: str, work: Workload, results: dict, got: 
     lang = languages.get(language)
     client = connect()
     passed = {str(index) for index, mine in enumerate(got) if mine["verdict"] == "passed"}
-    return rerun_timeouts_alone(client, ensure_language_image(client, lang), lang, reference_programs(work), results,
+    return rerun_alone(client, ensure_language_image(client, lang), lang, reference_programs(work), results,
                                 passed, timeout_s=time_limit_s, build_timeout_s=reference_build_timeout(work))
 
 

@@ -89,13 +89,20 @@ def run_reference(docker_client: Any, image: str, language: Language, programs: 
     return results
 
 
-def rerun_timeouts_alone(docker_client: Any, image: str, language: Language, programs: dict[str, str],
-                         results: dict[str, dict[str, Any]], passed: set[str], **options: Any) -> int:
-    """The harness's own timeouts on a loaded machine (a start-up or a compile that did not get the CPU in time):
-    those of the programs passk passed (`passed`, labels) run again, one at a time, before they count, as passk
-    re-runs its own wall-clock timeouts alone. Updates `results` in place; returns how many ran again. `options`:
-    run_reference's (env, timeout_s, build_timeout_s)."""
-    again = {label: programs[label] for label, result in results.items() if result["timed_out"] and label in passed}
+# Exit statuses of a program the kernel killed with SIGKILL: through `sh -c` (128 + 9), or directly.
+_KILLED = (137, -9)
+
+
+def rerun_alone(docker_client: Any, image: str, language: Language, programs: dict[str, str],
+                results: dict[str, dict[str, Any]], passed: set[str], **options: Any) -> int:
+    """What the harness's container did to a program rather than the program itself, on a loaded machine: its own
+    timeouts (a start-up or a compile that did not get the CPU in time), and SIGKILLs from the container's memory
+    limit, which all the programs running together share, so that a neighbour's allocation can end a correct
+    program. Those of the programs passk passed (`passed`, labels) run again, one at a time, before they count, as
+    passk re-runs its own wall-clock timeouts alone. Updates `results` in place; returns how many ran again.
+    `options`: run_reference's (env, timeout_s, build_timeout_s)."""
+    again = {label: programs[label] for label, result in results.items()
+             if (result["timed_out"] or result["exit_code"] in _KILLED) and label in passed}
     if again:
         results.update(run_reference(docker_client, image, language, again, workers=1, **options))
     return len(again)

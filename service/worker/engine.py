@@ -56,10 +56,14 @@ class EngineWatch:
             log.error("the Docker engine does not answer (%s): claiming nothing until it does", exc)
             self._up.clear()
 
+    def mark_down(self) -> None:
+        """No thread claims from now until a `wait` sees the engine answer."""
+        self._up.clear()
+
     def wait(self, sandbox: Sandbox) -> None:
         """Mark the engine down and block until it answers a ping (or the worker stops), then sweep what it left
         behind and mark it up."""
-        self._up.clear()
+        self.mark_down()
         delay = 0.5
         log.error("claiming nothing until the Docker engine answers")
         while not self.answers(sandbox):

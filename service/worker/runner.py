@@ -196,6 +196,12 @@ class Worker:
             sizes.claimed(len(claimed))
         if not claimed:
             return False
+        if not self.docker_engine.up:
+            # The engine went down while this claim was made (another thread found out): give the samples back
+            # unrun, their attempt not counted; the next turn waits for the engine.
+            with transaction(self.sessions) as session:
+                queue.release_unrun(session, self.owner, [sample.id for sample in claimed])
+            return True
         ids = {sample.id for sample in claimed}
         handed_off: set[int] = set()
         with self._lock:
@@ -229,9 +235,14 @@ class Worker:
             if sample.id not in skipped and sample.id not in pending
         ]
         rest = [(sample, outcome) for sample, outcome in ran if sample.id not in frames.recorded]
+        errors = sum(1 for _, outcome in ran if outcome.verdict is Verdict.SANDBOX_ERROR)
+        engine_down = frames.engine_failed or (errors and not self.docker_engine.answers(sandbox))
+        if engine_down:
+            # Before the samples it caught go back to the queue: no other thread claims them meanwhile, only to
+            # lose another attempt to the same outage.
+            self.docker_engine.mark_down()
         self.recorder.record([sample for sample, _ in rest], [outcome for _, outcome in rest],
                              cached_ids=result.cached_ids, skipped=skipped)
-        errors = sum(1 for _, outcome in ran if outcome.verdict is Verdict.SANDBOX_ERROR)
         with self._lock:
             self.processed += len(ran)
             self.sandbox_errors += errors
@@ -243,7 +254,7 @@ class Worker:
         # Last, so that an error above leaves nothing in the lane that this thread no longer counts in flight.
         for rerun in result.reruns:
             self.reruns.put(rerun)
-        if frames.engine_failed or (errors and not self.docker_engine.answers(sandbox)):
+        if engine_down:
             # Claiming more now would burn every retry of the queue's samples in seconds: wait for the engine.
             self.docker_engine.wait(sandbox)
         return pending

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from passk_dev.reference import rerun_timeouts_alone, run_reference
+from passk_dev.reference import rerun_alone, run_reference
 from sandbox.executor import Outcome
 from sandbox.images import ensure_language_image, toolchain_version
 from sandbox.languages import get
@@ -39,7 +39,7 @@ def compare_with_multipl_e(docker_client: Any, name: str, rows_code: str, chosen
     jobs = [job(language, version, rows[problem], completion, label) for label, (problem, completion) in chosen.items()]
     outcomes = {j.id: o for j, o in zip(jobs, run_parallel(docker_client, image, jobs), strict=True)}
     assert not [label for label, o in outcomes.items() if o.verdict is Verdict.SANDBOX_ERROR]
-    rerun_timeouts_alone(docker_client, image, language, texts, reference,
+    rerun_alone(docker_client, image, language, texts, reference,
                          {label for label, o in outcomes.items() if o.verdict is Verdict.PASSED}, env=env)
     differ = {label for label in chosen if (outcomes[label].verdict is Verdict.PASSED) != reference[label]["passed"]}
     listed = set(differences)

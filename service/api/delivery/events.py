@@ -18,7 +18,8 @@ import logging
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import psycopg
@@ -26,6 +27,7 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.core.channels import Channel
 from service.core.exceptions import NotFound
@@ -37,8 +39,11 @@ from service.api.projects.ownership import ownership_params
 log = logging.getLogger(__name__)
 
 PAGE = 256
-# Without a notification (the LISTEN connection is down, or a cancelled run), look again this often.
+# Without a notification (the LISTEN connection is down), look again this often.
 POLL_S = 2.0
+# While the LISTEN connection is up, every end of a run is notified (the worker's end check and sweep, a cancel),
+# so a waiter only looks this often in case the connection died unnoticed; a reconnect wakes every waiter.
+LISTENING_POLL_S = 15.0
 # Events of the run committed past the horizon: look again this soon (the horizon passes them once the
 # transactions open when it was read have ended, a few milliseconds under load).
 HORIZON_POLL_S = 0.05
@@ -98,6 +103,11 @@ class RunNotifier:
                 log.warning("LISTEN %s failed (%s); streams poll until it is back", Channel.EVENTS.value, exc)
                 self._ready.clear()
                 await asyncio.sleep(RECONNECT_S)
+
+    @property
+    def poll_s(self) -> float:
+        """How long a waiter may go without looking, unless woken: longer while notifications arrive."""
+        return LISTENING_POLL_S if self._ready.is_set() else POLL_S
 
     def _wake_all(self) -> None:
         for waiters in self._waiters.values():
@@ -271,27 +281,49 @@ async def event_stream(request: Request, principal: Principal, run_id: uuid.UUID
 
 
 async def wait_for_run_end(app: FastAPI, principal: Principal, run_id: uuid.UUID, timeout_s: float,
-                           full: bool = True) -> Any:
-    """The caller's run (RunRead; with full=False only its status) once it has ended, or None if it has not
-    within `timeout_s`. Called for a run the caller has just made."""
+                           read: Callable[[AsyncSession], Awaitable[Any]] | None = None,
+                           wake: asyncio.Event | None = None) -> Any:
+    """What `read` returns, in the transaction that saw the run ended (default: the run, as RunRead), or None if it
+    has not ended within `timeout_s`. Called for a run the caller has just made. `wake`: the caller's subscription
+    (run_subscription), made before the run was committed, so the run cannot have ended unnoticed before it: the
+    first look waits for a notification (or the poll)."""
     from service.api.runs import service as run_service  # late: runs imports this module
 
+    if read is None:
+        async def read(session: AsyncSession) -> Any:
+            return await run_service.get(session, app.state.settings, principal, run_id)
+
     watch = notifier(app)
-    wake = watch.subscribe(run_id)
-    deadline = time.monotonic() + timeout_s
-    try:
+    with ExitStack() as stack:
+        look = wake is None
+        if wake is None:
+            wake = stack.enter_context(run_subscription(app, run_id))
+        deadline = time.monotonic() + timeout_s
         while True:
-            wake.clear()
-            async with app.state.sessionmaker() as session:
-                status = (await session.execute(_RUN, {"id": run_id})).one_or_none()
-                if status is not None and status.status in FINAL_RUN_STATES:
-                    return await run_service.get(session, app.state.settings, principal, run_id) if full else status.status
+            if look:
+                wake.clear()
+                async with app.state.sessionmaker() as session:
+                    status = (await session.execute(_RUN, {"id": run_id})).one_or_none()
+                    if status is None:
+                        return None
+                    if status.status in FINAL_RUN_STATES:
+                        return await read(session)
+            look = True
             left = deadline - time.monotonic()
-            if status is None or left <= 0:
+            if left <= 0:
                 return None
             try:
-                await asyncio.wait_for(wake.wait(), min(left, POLL_S))
+                await asyncio.wait_for(wake.wait(), min(left, watch.poll_s))
             except TimeoutError:
                 pass
+
+
+@contextmanager
+def run_subscription(app: FastAPI, run_id: uuid.UUID) -> Iterator[asyncio.Event]:
+    """An event set whenever the run's events are notified (and when the LISTEN connection comes back)."""
+    watch = notifier(app)
+    wake = watch.subscribe(run_id)
+    try:
+        yield wake
     finally:
         watch.unsubscribe(run_id, wake)

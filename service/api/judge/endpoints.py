@@ -36,9 +36,9 @@ async def judge(
 ) -> JudgeResponse:
     stream = stream_of(stream, "judge")
     language = judge_service.language_of(settings, body)
-    run = await run_and_wait(
+    return await run_and_wait(
         request, response, session, principal,
         lambda: judge_service.submit(session, settings, principal, body, language, stream),
         min(body.wait_s, settings.max_wait_s),
+        lambda reader, run: judge_service.answer(reader, principal, run),
     )
-    return await judge_service.answer(session, principal, run)

@@ -41,10 +41,10 @@ async def run_code(
     args = runcode_service.arguments(language, body, bounds.notes)
     # What the client waits for (its compile_timeout even where nothing compiles), less a margin for the way back.
     budget = min(settings.max_wait_s, bounds.run_s + body.compile_timeout + ANSWER_ALLOWANCE_S)
-    run = await run_and_wait(
+    answer, sample_id = await run_and_wait(
         request, response, session, principal,
         lambda: runcode_service.submit(session, settings, principal, body, language, bounds, stream, args), budget,
+        lambda reader, run: runcode_service.answer(reader, run.id, bounds.notes),
     )
-    answer, sample_id = await runcode_service.answer(session, run.id, bounds.notes)
     response.headers["X-Passk-Sample"] = str(sample_id)
     return answer

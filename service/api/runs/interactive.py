@@ -7,18 +7,20 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import Header, Request, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from service.api.auth.principal import Principal
 from service.api.delivery.admission import QueueFull
-from service.api.delivery.events import wait_for_run_end
+from service.api.delivery.events import run_subscription, wait_for_run_end
 from service.api.dependencies import commit_now
 from service.api.runs.schemas import RunRead
 from service.api.streams.schemas import HEADER, MAX_NAME
 from service.core.exceptions import APIError
+
+T = TypeVar("T")
 
 # Beyond the program's own limits (its compile's and its run's): time to be queued, claimed and recorded. verl
 # gives up after compile_timeout + run_timeout + 10 s, and retries a 504: past this, the answer is a 504.
@@ -45,9 +47,11 @@ class NotYet(APIError):
 
 
 async def run_and_wait(request: Request, response: Response, session: AsyncSession, principal: Principal,
-                       submit: Callable[[], Awaitable[RunRead]], budget_s: float) -> RunRead:
-    """Make the run with `submit` (retried while the queue is full) and wait until it has ended, all within
-    `budget_s`; the run's id goes into the `X-Passk-Run` header at once."""
+                       submit: Callable[[], Awaitable[RunRead]], budget_s: float,
+                       answer: Callable[[AsyncSession, RunRead], Awaitable[T]]) -> T:
+    """Make the run with `submit` (retried while the queue is full), wait until it has ended, all within
+    `budget_s`, and return `answer` read in the transaction that saw it end; the run's id goes into the
+    `X-Passk-Run` header at once."""
     deadline = time.monotonic() + budget_s
     while True:
         try:
@@ -58,9 +62,14 @@ async def run_and_wait(request: Request, response: Response, session: AsyncSessi
             if time.monotonic() + QUEUE_RETRY_S >= deadline:
                 raise NotYet(f"not run in time: {exc.detail}", int(exc.headers["Retry-After"])) from None
             await asyncio.sleep(QUEUE_RETRY_S)
-    await commit_now(session)  # workers must see the run while this request waits for it
     response.headers["X-Passk-Run"] = str(run.id)
-    ended = await wait_for_run_end(request.app, principal, run.id, max(0.0, deadline - time.monotonic()), full=False)
+    # Subscribed before the commit: the run's end is notified after it, so nothing is read until then.
+    with run_subscription(request.app, run.id) as wake:
+        await commit_now(session)  # workers must see the run while this request waits for it
+        ended = await wait_for_run_end(
+            request.app, principal, run.id, max(0.0, deadline - time.monotonic()),
+            read=lambda reader: answer(reader, run), wake=wake,
+        )
     if ended is None:
         raise NotYet(f"not run within {budget_s:g} s; the run {run.id} goes on (GET /v1/runs/{run.id}/samples)")
-    return run
+    return ended

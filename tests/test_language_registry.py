@@ -81,6 +81,16 @@ def test_every_language_has_its_own_run_code_name() -> None:
     assert len(names) == len(set(names)) and all(language.run_code_names for language in languages.all_languages().values())
 
 
+def test_only_python_files_run_warm_on_run_code() -> None:
+    """script.py runs `python3 FILE` in the zygote's interpreter: a language may ask for it only with that command,
+    in an image of the sandbox's own Python (not a toolchain of its own)."""
+    warm = {name for name, language in languages.all_languages().items() if language.run_code_warm}
+    assert "python" in warm and "python-pytest" not in warm
+    for name in warm:
+        language = languages.get(name)
+        assert language.run == ("python3", language.source_file) and not language.native, name
+
+
 def test_run_code_in_java_is_one_native_run_with_the_clients_limits() -> None:
     problem = SimpleNamespace(format="run_code", language="java")
     # The run carries the client's limits (run_timeout, memory_limit_MB, compile_timeout); the worker attaches them.

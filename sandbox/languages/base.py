@@ -201,6 +201,9 @@ class Language:
     run_code_only: bool = False
     # /run_code's `args` go at the end of the run's command line (SandboxFusion passes them to pytest only).
     run_code_args: bool = False
+    # /run_code's program (`run` is `python3 FILE`, the sandbox's own interpreter) is forked from the zygote's warm
+    # interpreter and run there as a fresh one would (sandbox/runtime/script.py), not exec'd: no interpreter start.
+    run_code_warm: bool = False
     notes: str = ""
     extra: dict = field(default_factory=dict)
 

@@ -90,4 +90,5 @@ def run_spec(language: Language, source: str, stdin: str, inputs: dict[str, str]
     spec = _common(language, "run", candidate, None, toolchain, compile_time_limit_s, None)
     spec.stdin, spec.inputs, spec.fetch = stdin, dict(inputs), list(fetch)
     spec.output_bytes, spec.fetch_bytes = output_bytes, fetch_bytes
+    spec.warm = language.run_code_warm
     return spec

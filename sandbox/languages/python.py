@@ -13,4 +13,5 @@ LANGUAGE = Language(
     run_code_names=("python",),
     reference_commands=("python3 main.py",),
     native=False,
+    run_code_warm=True,
 )

@@ -20,5 +20,6 @@ LANGUAGE = dataclasses.replace(
     variant_of="python",
     run_code_only=True,
     run_code_args=True,  # e.g. `-k name`, `-x`, `--junitxml=report.xml` (then fetched with `fetch_files`)
+    run_code_warm=False,  # `python3 -m pytest`, exec'd: script.py runs a file, not a module
     notes="SandboxFusion's `pytest` on /run_code: the program's tests run by pytest.",
 )

@@ -16,6 +16,9 @@ Two assignments, read from descriptor 3 as the first message:
 - `case` (stdin/stdout and call-based problems): run the source once, with
   the case's input on fd 0 and output to fd 1 (`stdio`), or call `fn_name`
   with the given arguments (`call`); write one report to fd 4 and exit.
+- `script` (POST /run_code): run a file of the working directory as
+  `python3 FILE ARGS` would (script.py), its `argv` and `env` given; the exit
+  status says how it ended.
 """
 
 import builtins as _builtins
@@ -24,7 +27,7 @@ import os as _os
 import sys as _sys
 import traceback as _traceback
 
-from . import wire
+from . import script, wire
 
 CALLS_IN, REPLIES_OUT = 3, 4
 _EFBIG = 27
@@ -39,6 +42,8 @@ def main() -> None:
     assignment = wire.receive(CALLS_IN)
     if assignment is None:
         _exit(0)
+    if assignment.get("kind") == "script":
+        script.run(list(assignment["argv"]), dict(assignment["env"]))
     _install_streams(assignment.get("mode") == "stdio")
     if assignment.get("kind") == "tests":
         _serve_tests(_str(assignment["source"]))

@@ -130,6 +130,9 @@ class Native:
     fetch: list[str] = field(default_factory=list)
     output_bytes: int = 0
     fetch_bytes: int = 0
+    # Python only (Language.run_code_warm): the zygote forks the program's process, which runs `run` (`python3
+    # FILE`) as a fresh interpreter would (script.py), instead of PID 1 exec'ing it.
+    warm: bool = False
 
     @property
     def builds(self) -> list[Build]:

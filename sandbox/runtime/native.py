@@ -43,11 +43,17 @@ import signal
 import stat
 import time
 
-from . import builds, compare, failure, process, report, steps
+from typing import TYPE_CHECKING
+
+from . import builds, compare, failure, process, report, steps, wire
 from .builds import compile_verdict, read_tree, write_tree
 from .job import Build, Frame, Job, Native, compile_wall_s, wall_limit_s
-from .steps import GONE, KEEP, Setup, Step, Watch, exec_step, reap_orphans, spawn, wait_for
+from .steps import EXEC, GONE, KEEP, Launch, Setup, Step, Watch, exec_step, reap_orphans, spawn, wait_for
 from .streams import HostGone, tree_cpu
+from .zygote import SpawnFailed, Spawner
+
+if TYPE_CHECKING:
+    from .supervisor import Container
 
 # stdout kept whole for stdio comparisons (beyond it the case fails as output too large).
 STDIO_OUTPUT_CAP = 16 * 1024 * 1024
@@ -110,8 +116,9 @@ class _Context:
                          idle_s=builds.COMPILE_IDLE_S if spec.watch_compile_idle else None)  # type: ignore[union-attr]
 
 
-def run_job(job: Job, frame: Frame, sequence: int, host_stdin: int, zygote_pid: int) -> tuple[dict, str | None]:
+def run_job(job: Job, frame: Frame, sequence: int, host_stdin: int, box: "Container") -> tuple[dict, str | None]:
     """Compile (or fetch from the cache) and run one native program; returns its result and a retire reason."""
+    zygote_pid = box.zygote_pid
     KEEP.clear()
     KEEP.add(zygote_pid)
     GONE.clear()
@@ -130,7 +137,7 @@ def run_job(job: Job, frame: Frame, sequence: int, host_stdin: int, zygote_pid: 
                 os.mkdir(ctx.judge_dir, 0o700)
             _write_files(spec.judge, ctx.judge_dir, process.JUDGE_UID)
         if spec.mode == "run":
-            verdict, outputs = _run_code(ctx, result)
+            verdict, outputs = _run_code(ctx, result, box)
         else:
             verdict, outputs = _judge_build(ctx) if spec.judge is not None else (None, outputs)
         if verdict is None and spec.support is not None:
@@ -574,10 +581,11 @@ def _run_cases(ctx: _Context) -> tuple[dict, tuple]:
 # ------------------------------------------------------------------ run (POST /run_code)
 
 
-def _run_code(ctx: _Context, result: dict) -> tuple[dict, tuple]:
+def _run_code(ctx: _Context, result: dict, box: "Container") -> tuple[dict, tuple]:
     """Compile and run the program once, as SandboxFusion's /run_code does: its verdict says how it ended (exit
     status 0: `passed`), and `failure` carries the answer's parts (kind `run_code`): the compile's and the run's
-    results and the fetched files. The time limit is the run's wall-clock limit and its CPU limit."""
+    results and the fetched files. The time limit is the run's wall-clock limit and its CPU limit. A `warm` job's
+    program (Python) is forked from the zygote's interpreter instead of exec'd (_FromZygote)."""
     spec = ctx.spec
     build = spec.candidate  # type: ignore[union-attr]
     _write_inputs(spec.inputs, ctx.candidate_dir)  # type: ignore[union-attr]
@@ -595,8 +603,13 @@ def _run_code(ctx: _Context, result: dict) -> tuple[dict, tuple]:
     cap = int(spec.output_bytes) or ctx.excerpt  # type: ignore[union-attr]
     setup = Setup(process.CANDIDATE_UID, ctx.candidate_dir, _env(ctx.candidate_dir, spec), limit,  # type: ignore[arg-type]
                   ctx.memory if ctx.limit_as else None, ctx.scratch_bytes, {}, protected=[1, *KEEP])
-    step = exec_step(list(build.run), setup, limit, spec.stdin.encode("utf-8", "surrogatepass") or None,  # type: ignore[union-attr]
-                     cap, cap, ctx.host_stdin, ctx.cpus)
+    launch = _FromZygote(ctx, box) if spec.warm else EXEC  # type: ignore[union-attr]
+    try:
+        step = exec_step(list(build.run), setup, limit, spec.stdin.encode("utf-8", "surrogatepass") or None,  # type: ignore[union-attr]
+                         cap, cap, ctx.host_stdin, ctx.cpus, launch=launch)
+    finally:
+        if launch is not EXEC:
+            launch.close()  # type: ignore[attr-defined]
     ctx.cpu += step.cpu
     ctx.duration += step.duration
     if step.reached_judge:
@@ -614,6 +627,41 @@ def _run_code(ctx: _Context, result: dict) -> tuple[dict, tuple]:
         record["files"], record["files_skipped"] = _fetch(ctx.candidate_dir, spec.fetch, int(spec.fetch_bytes))  # type: ignore[union-attr]
     out, err = step.stdout, step.stderr
     return {**verdict, "failure": record}, (out.text(), err.text(), out.truncated, err.truncated)  # type: ignore[union-attr]
+
+
+class _FromZygote(Launch):
+    """A Python program forked from the zygote's warm interpreter, where it runs as `python3 FILE` would
+    (script.py), instead of a fresh `python3` exec'd from PID 1: the zygote never held a job, so the program finds
+    nothing of anyone else's in its memory. Its limits are the session's (as the step's setup says), its monitor
+    is the zygote's, and the zygote reaps it and reports how it ended."""
+
+    # How long the zygote may take to report a candidate whose pidfd said it ended.
+    REPORT_WAIT_S = 5.0
+
+    def __init__(self, ctx: _Context, box: "Container") -> None:
+        limits = {"time_limit_s": ctx.time_limit, "memory_bytes": ctx.memory, "scratch_bytes": ctx.scratch_bytes}
+        session = box.open_session(limits, ctx.candidate_dir)
+        self.spawner = Spawner(session.detach(), on_reached=lambda: ctx.flag("reached_judge"))
+
+    def start(self, argv: list, setup: Setup) -> tuple[int, int | None]:
+        assignment = os.memfd_create("assignment")
+        try:
+            wire.send(assignment, {"kind": "script", "argv": list(argv[1:]), "env": setup.env})
+            os.lseek(assignment, 0, 0)
+            pid = self.spawner.spawn({**setup.fds, 3: assignment}, cpu_s=setup.cpu_s, file_bytes=setup.file_bytes)
+        finally:
+            os.close(assignment)
+        return pid, None
+
+    def collect(self, pid: int, block: bool) -> tuple[int, float] | None:
+        try:
+            return self.spawner.wait(pid, self.REPORT_WAIT_S)
+        except SpawnFailed:  # the zygote is gone: the container retires
+            GONE.append(pid)
+            return None
+
+    def close(self) -> None:
+        self.spawner.sock.close()
 
 
 def _compile_record(step: Step | None, verdict: dict | None, limit_s: float) -> dict:

@@ -50,6 +50,12 @@ def make_non_dumpable() -> None:
     prctl(_PR_SET_DUMPABLE, 0)
 
 
+def make_dumpable() -> None:
+    """As an exec'd program of the uid is (its /proc/self/fd readable to itself): for a candidate that runs a
+    program as the interpreter would (script.py), whose memory came from the zygote and holds nothing of a job."""
+    prctl(_PR_SET_DUMPABLE, 1)
+
+
 def become_subreaper() -> None:
     prctl(_PR_SET_CHILD_SUBREAPER, 1)
 

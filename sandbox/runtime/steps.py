@@ -123,6 +123,24 @@ def _child(argv: list, setup: Setup, channel: socket.socket | None) -> None:
             os._exit(127)
 
 
+class Launch:
+    """How a step's process starts and how its end is collected: forked from PID 1 and exec'd (native.py has the
+    other way, a Python program forked from the zygote's warm interpreter)."""
+
+    def start(self, argv: list, setup: Setup) -> tuple[int, int | None]:
+        """(pid, the seccomp listener if PID 1 is to answer the process's monitor)."""
+        return spawn(argv, setup)
+
+    def collect(self, pid: int, block: bool) -> tuple[int, float] | None:
+        """(wait status, CPU seconds) of the process, once its pidfd said it ended (or, `block`, once it has been
+        killed); None if that is not known yet."""
+        reaped, status, usage = os.wait4(pid, 0 if block else os.WNOHANG)
+        return (status, usage.ru_utime + usage.ru_stime) if reaped else None
+
+
+EXEC = Launch()
+
+
 class Watch:
     """The poll loop shared by every step: output pipes, exits, the monitor's listeners, the host's stdin."""
 
@@ -132,6 +150,7 @@ class Watch:
         self.open_fds: set[int] = set()
         self.pidfds: dict[int, int] = {}  # pidfd -> pid
         self.listeners: set[int] = set()
+        self.ended: list[int] = []  # processes already gone when they were to be watched
         self.reached = 0
         self.host_stdin = host_stdin
         self.poller.register(host_stdin, select.POLLIN | select.POLLHUP)
@@ -143,7 +162,11 @@ class Watch:
         return capture
 
     def process(self, pid: int) -> None:
-        pidfd = os.pidfd_open(pid)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:  # not our child (the zygote's), and it has already ended and been reaped
+            self.ended.append(pid)
+            return
         self.pidfds[pidfd] = pid
         self.poller.register(pidfd, select.POLLIN)
 
@@ -154,8 +177,8 @@ class Watch:
 
     def wait(self, timeout_ms: float) -> list[int]:
         """Serve what is ready for at most `timeout_ms`; returns the pids whose process ended meanwhile."""
-        ended = []
-        for fd, event in self.poller.poll(timeout_ms):
+        ended, self.ended = self.ended, []
+        for fd, event in self.poller.poll(0 if ended else timeout_ms):
             if fd == self.host_stdin:
                 raise HostGone
             if fd in self.open_fds:
@@ -184,8 +207,8 @@ class Watch:
 
 
 def exec_step(argv: list, setup: Setup, wall_s: float, stdin_data: bytes | None, out_limit: int, err_limit: int,
-              host_stdin: int, cpus: float, idle_s: float | None = None) -> Step:
-    """Run `argv` as `setup` says and wait for it (and for everything it started)."""
+              host_stdin: int, cpus: float, idle_s: float | None = None, launch: Launch = EXEC) -> Step:
+    """Run `argv` as `setup` says (started by `launch`) and wait for it (and for everything it started)."""
     step = Step()
     in_r, in_w = os.pipe() if stdin_data else (os.open("/dev/null", os.O_RDONLY), -1)
     out_r, out_w = os.pipe()
@@ -195,7 +218,7 @@ def exec_step(argv: list, setup: Setup, wall_s: float, stdin_data: bytes | None,
     oom_before = process.oom_kills()
     cpu_before = process.cgroup_cpu_s()
     started = time.monotonic()
-    pid, listener = spawn(argv, setup)
+    pid, listener = launch.start(argv, setup)
     for fd in (in_r, out_w, err_w):
         os.close(fd)
     step.stdout, step.stderr = watch.capture(out_r, out_limit), watch.capture(err_r, err_limit)
@@ -206,7 +229,7 @@ def exec_step(argv: list, setup: Setup, wall_s: float, stdin_data: bytes | None,
         os.set_blocking(in_w, False)
         watch.poller.register(in_w, select.POLLOUT)
     status: int | None = None
-    usage = None
+    own = 0.0
     idle_mark = (started, 0.0)
     try:
         while status is None:
@@ -239,9 +262,9 @@ def exec_step(argv: list, setup: Setup, wall_s: float, stdin_data: bytes | None,
                             os.close(in_w)
                             in_w = -1
             for ended in watch.wait(timeout_ms):
-                reaped, raw_status, raw_usage = os.wait4(ended, os.WNOHANG)
-                if reaped == pid:
-                    status, usage = raw_status, raw_usage
+                collected = launch.collect(ended, block=False)
+                if collected is not None:
+                    status, own = collected
     except HostGone:
         process.reset_uid(setup.uid, wipe=False)
         raise
@@ -254,11 +277,10 @@ def exec_step(argv: list, setup: Setup, wall_s: float, stdin_data: bytes | None,
     if status is None or process.live_processes_other_than({1, *KEEP}):
         process.reset_uid(setup.uid, wipe=False)
     if status is None:
-        _, status, usage = os.wait4(pid, 0)
+        status, own = launch.collect(pid, block=True) or (signal.SIGKILL, own)
     watch.close()
     step.reached_judge = watch.reached
     step.status = status
-    own = (usage.ru_utime + usage.ru_stime) if usage is not None else 0.0
     step.cpu = max(tree_used, own) if tree_used is not None else own
     step.oom = oom_before >= 0 and process.oom_kills() > oom_before
     reap_orphans()

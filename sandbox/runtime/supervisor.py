@@ -575,7 +575,7 @@ def main() -> int:
             sequence += 1
             try:
                 if job.native is not None:  # another language than Python: compile, then run (native.py)
-                    result, retire = native.run_job(job, frame, sequence, stdin, box.zygote_pid)
+                    result, retire = native.run_job(job, frame, sequence, stdin, box)
                 else:
                     result, retire = run_job(job, frame, sequence, stdin, box)
             except HostGone:

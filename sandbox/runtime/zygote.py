@@ -291,9 +291,11 @@ class SpawnFailed(OSError):
 class Spawner:
     """A judge's handle on the zygote: start candidates, learn how they ended, kill them all."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, on_reached: "object | None" = None) -> None:
         self.sock = socket.socket(fileno=fd)
         self.exited: dict = {}  # pid -> (status, cpu_s)
+        # What a candidate caught at the monitor sets off: by default (a judge) the flag noted for its report.
+        self.on_reached = on_reached or (lambda: report.note("reached_judge"))
 
     def spawn(self, child_fds: dict, cpu_s: "float | None" = None, file_bytes: "int | None" = None) -> int:
         """Start a candidate with `child_fds` ({target fd: our fd}); returns its pid."""
@@ -339,5 +341,5 @@ class Spawner:
         if message.get("op") == "exited":
             self.exited[int(message["pid"])] = (int(message["status"]), float(message["cpu_s"]))
         if message.get("reached") or message.get("op") == "reached":
-            report.note("reached_judge")
+            self.on_reached()
         return message

@@ -26,7 +26,7 @@ from service.api.body_limit import BodySizeLimit
 from service.api.checkpoints.endpoints import router as checkpoints_router
 from service.api.compare.endpoints import router as compare_router
 from service.api.dashboard import install as install_dashboard
-from service.core.database import make_async_engine, make_async_sessionmaker
+from service.core.database import BUSY, PoolTimeout, make_async_engine, make_async_sessionmaker
 from service.api.datasets.endpoints import languages_router
 from service.api.datasets.endpoints import router as datasets_router
 from service.api.delivery.events import close_notifier
@@ -110,7 +110,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Creating the engine does not connect, so the API starts (and /healthz answers 503) with the DB down.
         # initdb and pg_ctl (embedded development database) block for seconds: not on the event loop.
         engine = make_async_engine(
-            await anyio.to_thread.run_sync(resolve_database_url, settings), pool_size=settings.api_db_pool_size
+            await anyio.to_thread.run_sync(resolve_database_url, settings), pool_size=settings.api_db_pool_size,
+            pool_timeout=settings.api_db_pool_timeout_s,
         )
         app.state.engine = engine
         app.state.sessionmaker = make_async_sessionmaker(engine)
@@ -168,6 +169,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # or a NaN in the request would otherwise turn the 422 into a 500 while rendering it.
         content = {"detail": validation_detail(_encodable(jsonable_encoder(exc.errors())))}
         return JSONResponse(content, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+    @app.exception_handler(PoolTimeout)
+    async def _pool_timeout(request: Request, exc: PoolTimeout) -> JSONResponse:
+        # Overload, not a fault: nothing was stored (no connection, no transaction), so the request can be sent again.
+        return JSONResponse({"detail": BUSY}, status_code=status.HTTP_503_SERVICE_UNAVAILABLE,
+                            headers={"Retry-After": "1"})
 
     @app.exception_handler(DataError)
     async def _data_error(request: Request, exc: DataError) -> JSONResponse:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 
+import sqlalchemy.exc
 from sqlalchemy import MetaData, create_engine
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.ext.asyncio import (
@@ -40,6 +41,12 @@ def psycopg_url(url: str) -> str:
     if parsed.drivername in {"postgres", "postgresql", "postgresql+psycopg2", "postgresql+asyncpg"}:
         parsed = parsed.set(drivername="postgresql+psycopg")
     return parsed.render_as_string(hide_password=False)
+
+
+# Raised when every connection of an engine's pool stayed busy for its pool_timeout: overload, and nothing was
+# stored (no connection, so no transaction), so the request may be sent again.
+PoolTimeout = sqlalchemy.exc.TimeoutError
+BUSY = "the server is busy: none of its database connections came free in time; retry"
 
 
 def make_async_engine(url: str, **kwargs: object) -> AsyncEngine:

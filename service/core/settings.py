@@ -133,6 +133,9 @@ class Settings(BaseSettings):
     # closed when returned). Below the number of concurrent requests, every burst of polls opens and closes
     # connections: a new PostgreSQL backend each, which costs more CPU than the polls' queries.
     api_db_pool_size: int = Field(20, ge=1, le=1000)
+    # How long a request waits for one of those connections (all busy: a burst past what the process serves) before
+    # it is answered 503 with Retry-After; /run_code and /v1/judge answer 504, which SandboxFusion's clients retry.
+    api_db_pool_timeout_s: float = Field(30.0, gt=0, le=600)
 
     # Webhooks: HMAC-SHA256 key (defaults to the secret key), attempts, first back-off, request timeout,
     # and the operator's allowlist of otherwise refused (private, loopback, link-local) networks, e.g.

@@ -333,3 +333,43 @@ def test_many_workers_recording_into_one_run_lose_repeat_and_reorder_no_event(
     finally:
         server.shutdown()
         engine.dispose()
+
+
+def test_a_burst_past_the_database_pool_is_answered_busy_and_nothing_is_lost() -> None:
+    """Every connection of the API's pool held (here: each of 11 /run_code calls waits for the admission lock,
+    which the test holds): one more /run_code is answered 504 (SandboxFusion's clients retry it) and any other
+    request 503 with Retry-After, never a 500; once the lock is let go, the 11 are run and answered once each."""
+    import psycopg
+
+    from service.api.delivery.admission import ADMISSION_LOCK
+
+    env = {"PASSK_API_DB_POOL_SIZE": "1", "PASSK_API_DB_POOL_TIMEOUT_S": "1"}  # 1 kept + SQLAlchemy's 10 overflow
+    with LocalStack(prefix="passk_pool", extra_env=env) as stack, stack.client() as client:
+        stack.start_worker(concurrency=1)
+        first = client.post("/run_code", json={"language": "python", "code": "print('warm')"})
+        assert first.status_code == 200, first.text  # the key is verified and cached, the dataset made
+        url = stack.database_url.replace("postgresql+psycopg", "postgresql")
+        with psycopg.connect(url, autocommit=True) as holder, ThreadPoolExecutor(11) as pool:
+            holder.execute("SELECT pg_advisory_lock(%s)", (ADMISSION_LOCK,))
+            held = [pool.submit(client.post, "/run_code", json={"language": "python", "code": f"print({i})"})
+                    for i in range(11)]
+
+            def blocked() -> int:
+                return holder.execute(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                ).fetchone()[0]
+
+            wait_until(lambda: blocked() == 11, 60, "11 calls waiting for the admission lock")
+            busy_call = client.post("/run_code", json={"language": "python", "code": "print('one more')"})
+            assert busy_call.status_code == 504, busy_call.text
+            assert "busy" in busy_call.json()["detail"] and busy_call.headers["Retry-After"] == "1"
+            busy_read = client.get("/v1/runs")
+            assert busy_read.status_code == 503, busy_read.text
+            assert "busy" in busy_read.json()["detail"] and busy_read.headers["Retry-After"] == "1"
+            holder.execute("SELECT pg_advisory_unlock(%s)", (ADMISSION_LOCK,))
+            answers = [future.result(timeout=120) for future in held]
+        assert [answer.status_code for answer in answers] == [200] * 11, [answer.text for answer in answers]
+        assert sorted(answer.json()["run_result"]["stdout"] for answer in answers) == sorted(f"{i}\n" for i in range(11))
+        with psycopg.connect(url) as db:
+            stored = db.execute("SELECT count(*) FROM runs WHERE model = 'run_code'").fetchone()[0]
+        assert stored == 12  # the first, the 11; the busy call stored nothing

@@ -18,6 +18,7 @@ from service.api.delivery.events import run_subscription, wait_for_run_end
 from service.api.dependencies import commit_now
 from service.api.runs.schemas import RunRead
 from service.api.streams.schemas import HEADER, MAX_NAME
+from service.core.database import BUSY, PoolTimeout
 from service.core.exceptions import APIError
 
 T = TypeVar("T")
@@ -57,6 +58,8 @@ async def run_and_wait(request: Request, response: Response, session: AsyncSessi
         try:
             run = await submit()
             break
+        except PoolTimeout:
+            raise NotYet(f"not run in time: {BUSY}") from None
         except QueueFull as exc:
             await session.rollback()  # lets the admission lock go while this request waits
             if time.monotonic() + QUEUE_RETRY_S >= deadline:
@@ -66,10 +69,14 @@ async def run_and_wait(request: Request, response: Response, session: AsyncSessi
     # Subscribed before the commit: the run's end is notified after it, so nothing is read until then.
     with run_subscription(request.app, run.id) as wake:
         await commit_now(session)  # workers must see the run while this request waits for it
-        ended = await wait_for_run_end(
-            request.app, principal, run.id, max(0.0, deadline - time.monotonic()),
-            read=lambda reader: answer(reader, run), wake=wake,
-        )
+        try:
+            ended = await wait_for_run_end(
+                request.app, principal, run.id, max(0.0, deadline - time.monotonic()),
+                read=lambda reader: answer(reader, run), wake=wake,
+            )
+        except PoolTimeout:
+            raise NotYet(f"not answered in time: {BUSY}; the run {run.id} goes on "
+                         f"(GET /v1/runs/{run.id}/samples)") from None
     if ended is None:
         raise NotYet(f"not run within {budget_s:g} s; the run {run.id} goes on (GET /v1/runs/{run.id}/samples)")
     return ended

@@ -18,6 +18,7 @@ from docker.errors import DockerException, NotFound
 from docker.types import LogConfig, Ulimit
 
 from sandbox.runtime.job import Frame
+from sandbox.runtime.process import BASE_ENVIRONMENT
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,11 @@ class SandboxContainer:
             sysctls={"kernel.shm_rmid_forced": "1"},
             security_opt=["no-new-privileges"],
             ulimits=[Ulimit(name="nofile", soft=1024, hard=1024), Ulimit(name="core", soft=0, hard=0)],
-            environment={},
+            # The programs' locale for PID 1's own interpreter too, whatever the base image sets: processes forked
+            # from it (judges, candidates, /run_code's warm programs) then start as `python3` under that locale
+            # would (without it, a C locale puts the interpreter in UTF-8 mode, and `open()` names its encoding
+            # `utf-8` where a program's own `python3` says `UTF-8`).
+            environment={"LANG": BASE_ENVIRONMENT["LANG"]},
             stdin_open=True,  # with detach=False the SDK also sets StdinOnce: EOF when we hang up
             detach=False,
             tty=False,

@@ -65,6 +65,8 @@ PROGRAMS = {
         "print(sorted(os.environ), os.environ['HOME'] == os.getcwd())\n",
         "",
     ),
+    "locale": ("import locale, sys\nprint(locale.getpreferredencoding(False), locale.getlocale(), "
+               "sys.getfilesystemencoding(), sys.getfilesystemencodeerrors(), open('f', 'w').encoding)\n", ""),
     "surrogates": ("import sys\nprint('a\\udcffb')\nprint('c\\udcffd', file=sys.stderr)\n", ""),
     "buffered output lost by os._exit": ("import os, sys\nprint('kept', file=sys.stderr)\nprint('lost')\nos._exit(0)\n", ""),
     "stderr before stdout": ("import sys\nprint('out 1')\nprint('err', file=sys.stderr)\nprint('out 2')\n", ""),

@@ -71,8 +71,8 @@ class Worker:
         self.docker_engine = EngineWatch(self.stopping)
         # Wall-clock timeouts waiting for the re-run lane; their samples stay leased (and in flight) meanwhile.
         self.reruns = RerunQueue()
-        # Woken by LISTEN passk_samples; poll_interval_s is only the fallback.
-        self.wakeup = Wakeup()
+        # Woken by LISTEN passk_samples, one idle claiming thread per notification; poll_interval_s is the fallback.
+        self.wakeup = Wakeup(threads=self.concurrency + settings.interactive_sandboxes)
         self._claims = 0
         self._lock = threading.Lock()
         # Samples claimed and not yet recorded: the only leases the maintenance loop renews.
@@ -124,7 +124,7 @@ class Worker:
                 self.stopping.wait(0.5)
         finally:
             self.stopping.set()
-            self.wakeup.notify()
+            self.wakeup.notify_all()
             for thread in threads:
                 thread.join()
             # Re-runs that claiming threads handed over after the lane had stopped.
@@ -157,7 +157,7 @@ class Worker:
                 try:
                     mark = self.wakeup.mark()
                     if not self._execute_one(sandbox, sizes, interactive_only) and not self.stopping.is_set():
-                        self.wakeup.wait(mark, cfg.poll_interval_s)
+                        self.wakeup.wait(mark, cfg.poll_interval_s, interactive_only)
                 except (OperationalError, DBAPIError) as exc:
                     # The database went away: our leases will expire or be renewed once it is back.
                     log.error("database error in %s: %s", threading.current_thread().name, exc)
@@ -192,6 +192,10 @@ class Worker:
             )
             hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
         interactive = bool(claimed) and claimed[0].priority == RunPriority.INTERACTIVE
+        # One notification stood for more samples than this claim took (a batch run, an interactive run of several),
+        # so another idle thread looks too. A one-sample run has a notification of its own.
+        if claimed and (not interactive or len(claimed) > 1):
+            self.wakeup.notify()
         if interactive or not claimed:
             sizes.claimed(len(claimed))
         if not claimed:

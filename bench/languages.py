@@ -179,7 +179,7 @@ def rerun_reference_timeouts(language: str, work: Workload, results: dict, got: 
     client = connect()
     passed = {str(index) for index, mine in enumerate(got) if mine["verdict"] == "passed"}
     return rerun_alone(client, ensure_language_image(client, lang), lang, reference_programs(work), results,
-                                passed, timeout_s=time_limit_s, build_timeout_s=reference_build_timeout(work))
+                       passed, timeout_s=time_limit_s, build_timeout_s=reference_build_timeout(work))
 
 
 def run_passk(language: str, source: str, problems: list[dict], samples: list[dict], time_limit_s: float,

@@ -111,9 +111,7 @@ def _run_case(spawner: Spawner, config: dict, index: int) -> None:
         assignment["input"] = [wire.encode(value) for value in case["input"]]
     stdout_fd = _memfd("stdout", b"")
     report_fd = _memfd("report", b"")
-    assignment_fd = _memfd("assignment", b"")
-    wire.send(assignment_fd, assignment)
-    _os.lseek(assignment_fd, 0, 0)
+    assignment_fd = wire.assignment_memfd(assignment)
     try:
         pid = spawner.spawn({0: stdin_fd, 1: stdout_fd, 2: 2, 3: assignment_fd, 4: report_fd},
                             cpu_s=limit, file_bytes=output_cap)

@@ -608,8 +608,7 @@ def _run_code(ctx: _Context, result: dict, box: "Container") -> tuple[dict, tupl
         step = exec_step(list(build.run), setup, limit, spec.stdin.encode("utf-8", "surrogatepass") or None,  # type: ignore[union-attr]
                          cap, cap, ctx.host_stdin, ctx.cpus, launch=launch)
     finally:
-        if launch is not EXEC:
-            launch.close()  # type: ignore[attr-defined]
+        launch.close()
     ctx.cpu += step.cpu
     ctx.duration += step.duration
     if step.reached_judge:
@@ -644,10 +643,8 @@ class _FromZygote(Launch):
         self.spawner = Spawner(session.detach(), on_reached=lambda: ctx.flag("reached_judge"))
 
     def start(self, argv: list, setup: Setup) -> tuple[int, int | None]:
-        assignment = os.memfd_create("assignment")
+        assignment = wire.assignment_memfd({"kind": "script", "argv": list(argv[1:]), "env": setup.env})
         try:
-            wire.send(assignment, {"kind": "script", "argv": list(argv[1:]), "env": setup.env})
-            os.lseek(assignment, 0, 0)
             pid = self.spawner.spawn({**setup.fds, 3: assignment}, cpu_s=setup.cpu_s, file_bytes=setup.file_bytes)
         finally:
             os.close(assignment)

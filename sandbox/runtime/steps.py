@@ -137,6 +137,9 @@ class Launch:
         reaped, status, usage = os.wait4(pid, 0 if block else os.WNOHANG)
         return (status, usage.ru_utime + usage.ru_stime) if reaped else None
 
+    def close(self) -> None:
+        """Let go of what starting processes this way holds (nothing, for exec)."""
+
 
 EXEC = Launch()
 

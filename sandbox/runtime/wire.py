@@ -61,6 +61,14 @@ def send(fd: int, message: dict) -> None:
         view = view[_os.write(fd, view):]
 
 
+def assignment_memfd(message: dict) -> int:
+    """A memfd holding `message` as send() frames it, read from its start: a candidate's assignment (fd 3)."""
+    fd = _os.memfd_create("assignment")
+    send(fd, message)
+    _os.lseek(fd, 0, 0)
+    return fd
+
+
 def receive(fd: int) -> "dict | None":
     """One message, or None if the other side closed the pipe (or sent garbage)."""
     header = _read_exactly(fd, 4)

@@ -40,7 +40,7 @@ def compare_with_multipl_e(docker_client: Any, name: str, rows_code: str, chosen
     outcomes = {j.id: o for j, o in zip(jobs, run_parallel(docker_client, image, jobs), strict=True)}
     assert not [label for label, o in outcomes.items() if o.verdict is Verdict.SANDBOX_ERROR]
     rerun_alone(docker_client, image, language, texts, reference,
-                         {label for label, o in outcomes.items() if o.verdict is Verdict.PASSED}, env=env)
+                {label for label, o in outcomes.items() if o.verdict is Verdict.PASSED}, env=env)
     differ = {label for label in chosen if (outcomes[label].verdict is Verdict.PASSED) != reference[label]["passed"]}
     listed = set(differences)
     assert differ == listed, {label: (outcomes[label].verdict.value, reference[label]["exit_code"])

@@ -7,11 +7,14 @@ is one transaction.
 
 from __future__ import annotations
 
+import select
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import sqlalchemy.exc
-from sqlalchemy import MetaData, create_engine
+from sqlalchemy import MetaData, create_engine, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
@@ -49,12 +52,63 @@ PoolTimeout = sqlalchemy.exc.TimeoutError
 BUSY = "the server is busy: none of its database connections came free in time; retry"
 
 
+# A pooled connection back in use after this long unused is pinged before it is handed out (see check_on_checkout).
+PING_AFTER_IDLE_S = 10.0
+
+
+def _has_news(dbapi_connection: Any) -> bool:
+    """Whether the server has sent anything to a connection that is idle in the pool, where it owes nothing: the
+    error and end of file of a connection the server ended (a restart, pg_terminate_backend, an idle timeout).
+    A connection whose socket cannot be read counts too. No round trip: a poll with no wait."""
+    driver = getattr(dbapi_connection, "driver_connection", dbapi_connection)  # the async adapter's psycopg conn
+    try:
+        poller = select.poll()
+        poller.register(driver.fileno(), select.POLLIN | select.POLLPRI)
+        return bool(poller.poll(0))
+    except Exception:
+        return True
+
+
+def check_on_checkout(engine: Engine) -> None:
+    """Hand out no dead connection, without a round trip per checkout (SQLAlchemy's pool_pre_ping pings every
+    time: about a tenth of the statements of a busy API or worker).
+
+    A connection is pinged before use only when it may be dead: the server sent something while it sat in the pool
+    (when PostgreSQL ends a connection, at a restart or a termination, it says so and closes it), or it sat unused
+    for PING_AFTER_IDLE_S (a network between us can drop an idle connection silently). A failed ping recycles
+    every connection made before it, as pool_pre_ping does, and the checkout gets a new one. A connection the
+    server ends while it is in use fails that transaction, with or without a ping."""
+    dialect = engine.dialect
+
+    @event.listens_for(engine, "connect")
+    def _connected(dbapi_connection: Any, record: Any) -> None:
+        record.info["returned_at"] = time.monotonic()
+
+    @event.listens_for(engine, "checkin")
+    def _returned(dbapi_connection: Any, record: Any) -> None:
+        record.info["returned_at"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _check(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        idle_s = time.monotonic() - record.info.get("returned_at", 0.0)
+        if idle_s < PING_AFTER_IDLE_S and not _has_news(dbapi_connection):
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except Exception as exc:
+            raise sqlalchemy.exc.InvalidatePoolError(f"a pooled connection failed its ping: {exc}") from exc
+
+
 def make_async_engine(url: str, **kwargs: object) -> AsyncEngine:
-    return create_async_engine(psycopg_url(url), pool_pre_ping=True, **kwargs)
+    engine = create_async_engine(psycopg_url(url), **kwargs)
+    check_on_checkout(engine.sync_engine)
+    return engine
 
 
 def make_sync_engine(url: str, **kwargs: object) -> Engine:
-    return create_engine(psycopg_url(url), pool_pre_ping=True, **kwargs)
+    engine = create_engine(psycopg_url(url), **kwargs)
+    check_on_checkout(engine)
+    return engine
 
 
 # The server settings of a worker's connections (make_worker_engine).

@@ -294,7 +294,7 @@ def test_postgres_restart_mid_run(stack: LocalStack, dataset_id: str, down_s: fl
 
     stack.restart_postgres(down_s=down_s)
 
-    # The API reconnects by itself (pool_pre_ping): the same key, the same URL, no restart of the API.
+    # The API reconnects by itself (database.check_on_checkout): the same key, the same URL, no restart of the API.
     def api_answers() -> bool:
         try:
             return client.get(f"/v1/runs/{run_id}").status_code == 200

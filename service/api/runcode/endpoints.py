@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 
 from service.api.auth.dependencies import CallerDep
-from service.api.dependencies import SessionDep, SettingsDep, openapi_error
+from service.api.dependencies import SessionDep, SettingsDep, app_singleton, openapi_error
 from service.api.runcode import service as runcode_service
 from service.api.runcode.schemas import RunCodeRequest, RunCodeResponse
 from service.api.runs.interactive import ANSWER_ALLOWANCE_S, StreamHeader, run_and_wait
@@ -41,9 +41,11 @@ async def run_code(
     args = runcode_service.arguments(language, body, bounds.notes)
     # What the client waits for (its compile_timeout even where nothing compiles), less a margin for the way back.
     budget = min(settings.max_wait_s, bounds.run_s + body.compile_timeout + ANSWER_ALLOWANCE_S)
+    known = app_singleton(request, "run_code_datasets", runcode_service.KnownDatasets)
     answer, sample_id = await run_and_wait(
         request, response, session, principal,
-        lambda: runcode_service.submit(session, settings, principal, body, language, bounds, stream, args), budget,
+        lambda: runcode_service.submit(session, settings, principal, body, language, bounds, stream, known, args),
+        budget,
         lambda reader, run: runcode_service.answer(reader, run.id, bounds.notes),
     )
     response.headers["X-Passk-Sample"] = str(sample_id)

@@ -89,13 +89,27 @@ def arguments(language: Language, body: RunCodeRequest, notes: list[str]) -> lis
     return list(body.args)
 
 
-async def _dataset(session: AsyncSession, principal: Principal, language: str) -> tuple[Dataset, dict[str, int]]:
+# An API process's /run_code datasets by (project, language), each kept from the first lookup that found it
+# (the application's one, app_singleton "run_code_datasets"). What a run reads of a dataset never changes (its
+# problems and limits are fixed when it is made; PATCH changes only `shared` and `hidden_tests`), and a dataset is
+# never deleted, so a process looks each one up once, not once per request.
+KnownDatasets = dict[tuple[uuid.UUID, str], tuple[Dataset, int]]
+
+
+async def _dataset(session: AsyncSession, principal: Principal, language: str,
+                   known: KnownDatasets) -> tuple[Dataset, dict[str, int]]:
     """The project's dataset holding the language's one `run` problem, made on first use (concurrent first uses
     agree), and that problem's id by key: each project's /run_code runs are its own, on datasets of its own."""
-    datasets = DatasetRepository(session)
     digest, key = _digest(language), problem_key(language)
+    if (seen := known.get((principal.project_id, language))) is not None:
+        return seen[0], {key: seen[1]}
+    datasets = DatasetRepository(session)
     found = await datasets.get_with_problem(principal.project_id, DATASET_NAME, digest, key)
-    if found is None:
+    if found is not None:
+        # Committed before this transaction began: kept, out of this session (whose rollback would expire it).
+        session.expunge(found[0])
+        known[(principal.project_id, language)] = found
+    else:
         created = await datasets.insert_if_absent(
             {"id": uuid.uuid4(), "project_id": principal.project_id, "name": DATASET_NAME, "digest": digest,
              "problem_count": 1, "language": language}
@@ -138,9 +152,10 @@ def _check_files(body: RunCodeRequest) -> dict[str, str]:
 
 
 async def submit(session: AsyncSession, settings: Settings, principal: Principal, body: RunCodeRequest,
-                 language: Language, bounds: Limits, stream: str, args: list[str] | None = None) -> RunRead:
+                 language: Language, bounds: Limits, stream: str, known: KnownDatasets,
+                 args: list[str] | None = None) -> RunRead:
     files = _check_files(body)
-    dataset, problem_ids = await _dataset(session, principal, language.name)
+    dataset, problem_ids = await _dataset(session, principal, language.name, known)
     run = RunCreate(
         dataset_id=dataset.id,
         model=MODEL,

@@ -283,7 +283,7 @@ async def event_stream(request: Request, principal: Principal, run_id: uuid.UUID
 async def wait_for_run_end(app: FastAPI, principal: Principal, run_id: uuid.UUID, timeout_s: float,
                            read: Callable[[AsyncSession], Awaitable[Any]] | None = None,
                            wake: asyncio.Event | None = None) -> Any:
-    """What `read` returns, in the transaction that saw the run ended (default: the run, as RunRead), or None if it
+    """What `read` returns, read in the session that saw the run ended (default: the run, as RunRead), or None if it
     has not ended within `timeout_s`. Called for a run the caller has just made. `wake`: the caller's subscription
     (run_subscription), made before the run was committed, so the run cannot have ended unnoticed before it: the
     first look waits for a notification (or the poll)."""
@@ -302,7 +302,8 @@ async def wait_for_run_end(app: FastAPI, principal: Principal, run_id: uuid.UUID
         while True:
             if look:
                 wake.clear()
-                async with app.state.sessionmaker() as session:
+                # Without a transaction: once the run has ended, neither it nor its samples change any more.
+                async with app.state.autocommit_sessionmaker() as session:
                     status = (await session.execute(_RUN, {"id": run_id})).one_or_none()
                     if status is None:
                         return None

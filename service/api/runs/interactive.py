@@ -51,7 +51,7 @@ async def run_and_wait(request: Request, response: Response, session: AsyncSessi
                        submit: Callable[[], Awaitable[RunRead]], budget_s: float,
                        answer: Callable[[AsyncSession, RunRead], Awaitable[T]]) -> T:
     """Make the run with `submit` (retried while the queue is full), wait until it has ended, all within
-    `budget_s`, and return `answer` read in the transaction that saw it end; the run's id goes into the
+    `budget_s`, and return `answer` read in the session that saw it end; the run's id goes into the
     `X-Passk-Run` header at once."""
     deadline = time.monotonic() + budget_s
     while True:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
@@ -15,16 +16,20 @@ from sandbox.verdicts import MODEL_VERDICTS, Verdict
 from service.core.flags import FLAGS
 from service.core.channels import Channel, notify
 from service.core.models import Dataset, Problem, Run, Sample, WebhookDelivery
+from service.core.samples import SAMPLE_METADATA
 from service.core.states import RunState, SampleState
 from service.api.auth.principal import Principal
 from service.api.projects.ownership import owned
 from service.api.projects.ownership import owned_param
 from service.api.projects.ownership import ownership_params
 
-_COPY_SAMPLES = (
-    'COPY samples (run_id, problem_id, "index", completion, cost, latency_ms, input_tokens, output_tokens, '
-    "confidence, steps) FROM STDIN"
-)
+# A new sample's columns, in the order of the rows runs/service.py makes; the rest take their defaults.
+SAMPLE_ROW = ("run_id", "problem_id", "index", "completion", *SAMPLE_METADATA)
+_COPY_SAMPLES = "COPY samples ({}) FROM STDIN".format(", ".join(f'"{name}"' for name in SAMPLE_ROW))
+_INSERT_SAMPLES = pg_insert(Sample.__table__)
+# Up to this many samples go in as one INSERT (one round trip: a /run_code call's one sample); more as a COPY
+# stream (two round trips however many rows).
+COPY_ABOVE = 16
 
 _RUNS = Run.__table__
 # Built once; the values come as parameters. clock_timestamp, not now(): "newest first" must hold within one
@@ -143,17 +148,21 @@ class RunRepository:
         """The new run's row (a Core row of the runs table, not an ORM instance: one per POST /run_code call)."""
         return (await self.session.execute(_INSERT_RUN, values)).one()
 
-    async def copy_samples(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """COPY on the session's own connection, so the samples share the run's transaction.
-
-        Tens of thousands of rows go in one stream instead of as INSERT parameters.
-        """
+    async def insert_samples(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """The new samples (rows of SAMPLE_ROW's columns), in the run's transaction: a few as one INSERT, more in a
+        COPY on the session's own connection (tens of thousands of rows in one stream, not as INSERT parameters)."""
+        rows = iter(rows)
+        first = list(itertools.islice(rows, COPY_ABOVE + 1))
+        if len(first) <= COPY_ABOVE:
+            if first:
+                await self.session.execute(_INSERT_SAMPLES, [dict(zip(SAMPLE_ROW, row, strict=True)) for row in first])
+            return
         connection = await self.session.connection()
         raw = await connection.get_raw_connection()
         driver = raw.driver_connection  # psycopg.AsyncConnection
         assert driver is not None
         async with driver.cursor() as cursor, cursor.copy(_COPY_SAMPLES) as copy:
-            for row in rows:
+            for row in itertools.chain(first, rows):
                 await copy.write_row(row)
 
     async def notify_workers(self) -> None:

@@ -116,7 +116,8 @@ def _check_completions(body: RunCreate, settings: Settings) -> None:
 
 
 def _sample_rows(run_id: uuid.UUID, body: RunCreate, problem_ids: dict[str, int]) -> Iterator[tuple[Any, ...]]:
-    """(run_id, problem_id, index, completion, *metadata); index counts per problem, in request order."""
+    """Rows of repository.SAMPLE_ROW (run_id, problem_id, index, completion, *metadata); index counts per
+    problem, in request order."""
     next_index: dict[int, int] = defaultdict(int)
     for sample in body.samples:
         problem = problem_ids[sample.problem_id]
@@ -185,7 +186,7 @@ async def create(session: AsyncSession, settings: Settings, principal: Principal
             "problem_count": len({sample.problem_id for sample in body.samples}),
         }
     )
-    await repository.copy_samples(_sample_rows(run.id, body, problem_ids))
+    await repository.insert_samples(_sample_rows(run.id, body, problem_ids))
     await repository.notify_workers()
     # Last: the admission lock is held from here until this request commits (service/api/delivery/admission.py).
     await admit(session, settings, principal.key_id, len(body.samples))

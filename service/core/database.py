@@ -80,13 +80,11 @@ def check_on_checkout(engine: Engine) -> None:
     server ends while it is in use fails that transaction, with or without a ping."""
     dialect = engine.dialect
 
-    @event.listens_for(engine, "connect")
-    def _connected(dbapi_connection: Any, record: Any) -> None:
+    def _stamp(dbapi_connection: Any, record: Any) -> None:  # a new connection, or one back in the pool
         record.info["returned_at"] = time.monotonic()
 
-    @event.listens_for(engine, "checkin")
-    def _returned(dbapi_connection: Any, record: Any) -> None:
-        record.info["returned_at"] = time.monotonic()
+    event.listen(engine, "connect", _stamp)
+    event.listen(engine, "checkin", _stamp)
 
     @event.listens_for(engine, "checkout")
     def _check(dbapi_connection: Any, record: Any, proxy: Any) -> None:

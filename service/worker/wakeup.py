@@ -43,16 +43,16 @@ class Wakeup:
 
     def notify(self) -> None:
         """One more idle thread should look."""
-        with self._cond:
-            self._count += 1
-            self._tickets = min(self._most, self._tickets + 1)
-            self._cond.notify_all()
+        self._give(1)
 
     def notify_all(self) -> None:
         """Every idle thread should look."""
+        self._give(self._most)
+
+    def _give(self, tickets: int) -> None:
         with self._cond:
             self._count += 1
-            self._tickets = self._most
+            self._tickets = min(self._most, self._tickets + tickets)
             self._cond.notify_all()
 
     def wait(self, since: int, timeout: float, interactive_only: bool = False) -> bool:

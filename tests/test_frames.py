@@ -38,7 +38,7 @@ class _Worker:
 
     def frames(self, sandbox: _Sandbox, claimed: list, last: tuple[uuid.UUID, int] | None = None,
                budget_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> Frames:
-        return Frames(sandbox, claimed, shared=contextlib.nullcontext, engine_answers=lambda _sandbox: True,  # type: ignore[arg-type]
+        return Frames(sandbox, claimed, shared=contextlib.nullcontext, engine_answers=lambda: True,  # type: ignore[arg-type]
                       record=self.record, cancelled=lambda: self.is_cancelled, last=last, budget_s=budget_s,
                       clock=clock)
 

@@ -65,7 +65,7 @@ class Frames:
         claimed: list[queue.ClaimedSample],
         *,
         shared: Callable[[], AbstractContextManager],
-        engine_answers: Callable[[Sandbox], bool],
+        engine_answers: Callable[[], bool],
         record: RecordNow,
         cancelled: Callable[[], bool],
         last: tuple[uuid.UUID, int] | None = None,
@@ -105,7 +105,7 @@ class Frames:
                 results, failed = run_safely(self.sandbox, frame)
             outcomes += results
             self.engine_failed = failed or (
-                all(o.verdict is Verdict.SANDBOX_ERROR for o in results) and not self.engine_answers(self.sandbox)
+                all(o.verdict is Verdict.SANDBOX_ERROR for o in results) and not self.engine_answers()
             )
             self.held += [o for o in results if o.verdict is not Verdict.SANDBOX_ERROR and not wall_timeout(o)]
             elapsed = self.clock() - started

@@ -2,8 +2,9 @@
 
 Its parts: claiming threads (here) run claimed batches in frames (frames.py) and write verdicts through the
 recorder (recorder.py); the re-run lane (lane.py, gate.py) re-runs wall-clock timeouts alone; the maintenance
-thread renews leases, reclaims lost ones, beats the heartbeat (heartbeat.py) and probes the Docker engine
-(engine.py); images.py builds each language's image on first use.
+thread renews leases, reclaims lost ones and beats the heartbeat (heartbeat.py), and never calls Docker: the
+engine watch (engine.py) probes the engine and sweeps dead containers in a thread of its own; images.py builds
+each language's image on first use.
 
 Nothing here lives in the API process. State is in Postgres only, so a worker
 can be killed at any moment: its leases expire and other workers take over.
@@ -45,7 +46,6 @@ from service.worker.wakeup import Wakeup, listen
 
 log = logging.getLogger(__name__)
 
-SWEEP_EVERY_S = 60.0
 # How often a worker prunes stream runs past their retention (service/worker/retention.py).
 PRUNE_EVERY_S = 300.0
 RECLAIM_EVERY_S = 5.0
@@ -95,7 +95,6 @@ class Worker:
     def run(self) -> None:
         """Block until stop() or a signal; every thread drains its batch before returning."""
         client = connect()
-        self.docker_engine.start()
         # Part of every cache key: a rebuilt sandbox never inherits verdicts from the old one.
         self.images.start(client, self.image)
         try:
@@ -104,7 +103,7 @@ class Worker:
                 log.warning("removed %d leftover sandbox containers", removed)
         except docker.errors.NotFound as exc:
             # A container went away between the listing and its inspection (another worker removed it):
-            # nothing to sweep there, and the maintenance loop sweeps again within a minute.
+            # nothing to sweep there, and the engine watch sweeps again within a minute.
             log.warning("the start-up sweep raced another removal (%s); the next sweep does it", exc)
         if self.settings.sandbox_cgroup_parent:
             ensure_parent(self.settings.sandbox_cgroup_parent, self.settings.sandbox_cgroup_cpu_shares)
@@ -114,6 +113,7 @@ class Worker:
                     for i in range(self.settings.interactive_sandboxes)]
         threads.append(threading.Thread(target=self._rerun_loop, name="rerun", daemon=True))
         threads.append(threading.Thread(target=self._maintenance_loop, name="maintenance", daemon=True))
+        threads.append(threading.Thread(target=self.docker_engine.watch, name="engine-watch", daemon=True))
         threads.append(threading.Thread(
             target=listen, args=(self.engine.url, self.wakeup, self.stopping), name="listen", daemon=True
         ))
@@ -177,7 +177,8 @@ class Worker:
     def _execute_one(self, sandbox: Sandbox, sizes: ClaimSize, interactive_only: bool = False) -> bool:
         cfg = self.settings
         if not self.docker_engine.up:
-            self.docker_engine.wait(sandbox)
+            discard(sandbox)  # its container died with the engine
+            self.docker_engine.wait()
             if self.stopping.is_set():
                 return True
         with self._lock:
@@ -240,7 +241,7 @@ class Worker:
         ]
         rest = [(sample, outcome) for sample, outcome in ran if sample.id not in frames.recorded]
         errors = sum(1 for _, outcome in ran if outcome.verdict is Verdict.SANDBOX_ERROR)
-        engine_down = frames.engine_failed or (errors and not self.docker_engine.answers(sandbox))
+        engine_down = frames.engine_failed or (errors and not self.docker_engine.answers())
         if engine_down:
             # Before the samples it caught go back to the queue: no other thread claims them meanwhile, only to
             # lose another attempt to the same outage.
@@ -260,7 +261,8 @@ class Worker:
             self.reruns.put(rerun)
         if engine_down:
             # Claiming more now would burn every retry of the queue's samples in seconds: wait for the engine.
-            self.docker_engine.wait(sandbox)
+            discard(sandbox)
+            self.docker_engine.wait()
         return pending
 
     # -- the re-run lane
@@ -320,11 +322,10 @@ class Worker:
             with self._lock:
                 self._in_flight -= ids
 
-    # -- maintenance: leases, reclaims, the heartbeat, the engine probe, the sweep
+    # -- maintenance: leases, reclaims, the heartbeat (never a Docker call: a hung engine must not delay a renewal)
 
     def _maintenance_loop(self) -> None:
         cfg = self.settings
-        next_sweep = time.monotonic() + SWEEP_EVERY_S
         next_prune = time.monotonic() + PRUNE_EVERY_S * random.random()  # workers started together spread out
         next_reclaim = 0.0
         # As often as a lease runs down by the part that makes a renewal extend it (queue.RENEW_AFTER), or more often.
@@ -335,7 +336,6 @@ class Worker:
             log.error("heartbeat failed: %s", exc)
         while not self.stopping.wait(tick):
             try:
-                self.docker_engine.probe()
                 with self._lock:
                     in_flight = set(self._in_flight)
                 with transaction(self.sessions) as session:
@@ -349,9 +349,6 @@ class Worker:
                     if reclaimed:
                         log.warning("reclaimed %d samples from lost workers", reclaimed)
                     next_reclaim = time.monotonic() + RECLAIM_EVERY_S
-                if time.monotonic() >= next_sweep:
-                    sweep(connect(), max_age_s=MAX_CONTAINER_AGE_S)
-                    next_sweep = time.monotonic() + SWEEP_EVERY_S
                 if cfg.stream_retention_days and time.monotonic() >= next_prune:
                     self._prune(cfg.stream_retention_days)
                     next_prune = time.monotonic() + PRUNE_EVERY_S

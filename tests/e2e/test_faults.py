@@ -344,7 +344,8 @@ def test_docker_engine_restart_mid_run(stack: LocalStack, engine: PrivateEngine,
     attempts = {row["index"]: row["attempts"] for row in rows}
     assert retried, "no sample was seen going back to the queue after a sandbox error"
     # Each affected sample lost one attempt to the engine and got its verdict on the next one.
-    assert all(attempts[index] == 2 for index in retried), (retried, attempts)
+    wrong = {index: (attempts[index], detail) for index, detail in retried.items() if attempts[index] != 2}
+    assert not wrong, wrong
     assert set(attempts.values()) <= {1, 2}, attempts
     assert max(attempts.values()) < int(stack.env.get("PASSK_MAX_ATTEMPTS", "3"))
 

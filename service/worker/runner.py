@@ -177,7 +177,6 @@ class Worker:
     def _execute_one(self, sandbox: Sandbox, sizes: ClaimSize, interactive_only: bool = False) -> bool:
         cfg = self.settings
         if not self.docker_engine.up:
-            discard(sandbox)  # its container died with the engine
             self.docker_engine.wait()
             if self.stopping.is_set():
                 return True
@@ -261,7 +260,6 @@ class Worker:
             self.reruns.put(rerun)
         if engine_down:
             # Claiming more now would burn every retry of the queue's samples in seconds: wait for the engine.
-            discard(sandbox)
             self.docker_engine.wait()
         return pending
 

@@ -37,7 +37,7 @@ def stopping() -> Iterator[threading.Event]:
     event.set()
 
 
-def _watching(watch: EngineWatch, stopping: threading.Event) -> threading.Thread:
+def _watching(watch: EngineWatch) -> threading.Thread:
     thread = threading.Thread(target=watch.watch, name="engine-watch", daemon=True)
     thread.start()
     return thread
@@ -48,7 +48,7 @@ def test_a_live_engine_answers_and_a_thread_waiting_for_it_goes_on(
 ) -> None:
     watch = EngineWatch(stopping)
     assert watch.answers()
-    thread = _watching(watch, stopping)
+    thread = _watching(watch)
     # A claiming thread whose sandbox failed marks the engine down; the watch sees it answer, sweeps and lets it go.
     waiter = threading.Thread(target=watch.wait, daemon=True)
     waiter.start()
@@ -68,7 +68,7 @@ def test_a_hung_engine_is_down_and_never_holds_a_thread_past_the_probe(
     asked.start()
     wait_until(lambda: not asked.is_alive(), 60, "the probe of a hung engine to give up")
     assert asked.answer is False  # type: ignore[attr-defined]
-    thread = _watching(watch, stopping)
+    thread = _watching(watch)
     wait_until(lambda: not watch.up, 60, "the watch to mark a hung engine down")
     # Threads waiting for it stop waiting when the worker stops.
     waiter = threading.Thread(target=watch.wait, daemon=True)

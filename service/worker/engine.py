@@ -16,8 +16,6 @@ import logging
 import threading
 import time
 
-import docker
-
 from sandbox.container import MAX_CONTAINER_AGE_S, sweep
 from sandbox.engine import connect
 
@@ -46,11 +44,8 @@ class EngineWatch:
         """One ping of at most PROBE_TIMEOUT_S."""
         client = getattr(self._clients, "probe", None)
         try:
-            if client is None:  # made once the engine answers (it is asked its API version, within the timeout)
-                client = self._clients.probe = (
-                    docker.DockerClient(base_url=self._base_url, timeout=PROBE_TIMEOUT_S)
-                    if self._base_url else docker.from_env(timeout=PROBE_TIMEOUT_S)
-                )
+            if client is None:  # made once the engine answers (connect asks it its API version, within the timeout)
+                client = self._clients.probe = connect(timeout=PROBE_TIMEOUT_S, base_url=self._base_url)
             return bool(client.ping())
         except Exception:
             return False

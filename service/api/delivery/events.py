@@ -34,6 +34,7 @@ from service.core.exceptions import NotFound
 from service.core.states import FINAL_RUN_STATES, RunEvent
 from service.api import hidden_tests
 from service.api.auth.principal import Principal
+from service.api.delivery.waiting import woken
 from service.api.projects.ownership import ownership_params
 
 log = logging.getLogger(__name__)
@@ -69,10 +70,7 @@ class RunNotifier:
     async def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):
-                pass
+            await asyncio.gather(self._task, return_exceptions=True)  # the caller's own cancellation still propagates
             self._task = None
 
     def subscribe(self, run_id: uuid.UUID) -> asyncio.Event:
@@ -267,9 +265,7 @@ async def event_stream(request: Request, principal: Principal, run_id: uuid.UUID
                     return
                 if await request.is_disconnected():
                     return
-                try:
-                    await asyncio.wait_for(wake.wait(), HORIZON_POLL_S if waiting else POLL_S)
-                except TimeoutError:
+                if not await woken(wake, HORIZON_POLL_S if waiting else POLL_S):
                     if time.monotonic() - quiet_since > KEEPALIVE_S:
                         quiet_since = time.monotonic()
                         yield b": keepalive\n\n"
@@ -313,10 +309,7 @@ async def wait_for_run_end(app: FastAPI, principal: Principal, run_id: uuid.UUID
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            try:
-                await asyncio.wait_for(wake.wait(), min(left, watch.poll_s))
-            except TimeoutError:
-                pass
+            await woken(wake, min(left, watch.poll_s))
 
 
 @contextmanager

@@ -42,6 +42,7 @@ from tenacity import (
 from service.core.channels import Channel
 from service.core.states import CallbackState
 from service.api.delivery.targets import RefusedTarget, resolve
+from service.api.delivery.waiting import woken
 from service.core.settings import Settings
 from service.api.auth.principal import SYSTEM
 
@@ -92,11 +93,8 @@ class Dispatcher:
     async def close(self) -> None:
         for task in self._tasks:
             task.cancel()
-        for task in self._tasks:
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):
-                pass
+        # Their ends (a cancellation, or an error already logged) are not the caller's; its own cancellation is.
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _listen(self) -> None:
         dsn = self.app.state.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -123,10 +121,7 @@ class Dispatcher:
             except Exception:
                 log.exception("webhook dispatch failed; will try again")
             self._wake.clear()
-            try:
-                await asyncio.wait_for(self._wake.wait(), POLL_S)
-            except TimeoutError:
-                pass
+            await woken(self._wake, POLL_S)
 
     async def _deliver_one(self) -> bool:
         async with self.app.state.sessionmaker() as session, session.begin():

@@ -85,16 +85,21 @@ class Dispatcher:
         self.settings = settings
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        # The deliveries under way: the event loop holds its tasks only weakly, so an unreferenced one could be
+        # collected halfway through its request.
+        self._deliveries: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._listen()), loop.create_task(self._loop())]
 
     async def close(self) -> None:
-        for task in self._tasks:
+        # A delivery cut short keeps its claim: once that is CLAIM_TIMEOUT old, a dispatcher delivers it again.
+        tasks = [*self._tasks, *self._deliveries]
+        for task in tasks:
             task.cancel()
         # Their ends (a cancellation, or an error already logged) are not the caller's; its own cancellation is.
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _listen(self) -> None:
         dsn = self.app.state.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -129,7 +134,9 @@ class Dispatcher:
         if claimed is None:
             return False
         # Each delivery in a task of its own: one slow receiver does not hold the others.
-        asyncio.get_running_loop().create_task(self._deliver(claimed.id, claimed.callback_url, claimed.status))
+        task = asyncio.get_running_loop().create_task(self._deliver(claimed.id, claimed.callback_url, claimed.status))
+        self._deliveries.add(task)
+        task.add_done_callback(self._deliveries.discard)
         return True
 
     async def _payload(self, run_id: uuid.UUID) -> dict[str, Any]:

@@ -140,10 +140,13 @@ class LocalStack:
         except (OSError, ValueError, IndexError):
             return None
 
-    def stop_api(self) -> None:
-        if self._api is not None:
-            end_process(self._api, timeout_s=30)
-            self._api = None
+    def stop_api(self, timeout_s: float = 30) -> int | None:
+        """SIGTERM the API and wait for it (`timeout_s`, then SIGKILL); its exit status (-9: it had to be killed)."""
+        if self._api is None:
+            return None
+        status = end_process(self._api, timeout_s=timeout_s)
+        self._api = None
+        return status
 
     def restart_api(self) -> None:
         """Stop the API process and start a new one on the same port, so existing clients keep working."""
@@ -232,14 +235,15 @@ class LocalStack:
         self.workers.clear()
 
 
-def end_process(proc: subprocess.Popen, timeout_s: float, sig: int = signal.SIGTERM) -> None:
-    """Send `sig` (SIGTERM: a clean shutdown) and wait up to timeout_s for the process to end; then SIGKILL it."""
+def end_process(proc: subprocess.Popen, timeout_s: float, sig: int = signal.SIGTERM) -> int:
+    """Send `sig` (SIGTERM: a clean shutdown) and wait up to timeout_s for the process to end; then SIGKILL it.
+    Returns its exit status (negative: the signal that ended it)."""
     proc.send_signal(sig)
     try:
-        proc.wait(timeout=timeout_s)
+        return proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.wait()
+        return proc.wait()
 
 
 def wait_for_run(client: httpx.Client, run_id: str, timeout_s: float = 600, poll_s: float = 0.5) -> dict:

@@ -51,13 +51,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
-    import uvicorn
-
     from service.api.app import create_app
+    from service.api.server import serve
 
     settings = settings.model_copy(update={"database_url": resolve_database_url(settings)})
-    uvicorn.run(create_app(settings), host=args.host or settings.api_host, port=args.port or settings.api_port,
-                proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips)
+    serve(create_app(settings), settings, args.host or settings.api_host, args.port or settings.api_port)
     return 0
 
 

@@ -136,6 +136,10 @@ class Settings(BaseSettings):
     # How long a request waits for one of those connections (all busy: a burst past what the process serves) before
     # it is answered 503 with Retry-After; /run_code and /v1/judge answer 504, which SandboxFusion's clients retry.
     api_db_pool_timeout_s: float = Field(30.0, gt=0, le=600)
+    # On SIGTERM an API process stops accepting connections and ends its live-event streams (their clients resume
+    # elsewhere with Last-Event-ID); requests still waiting (`?wait=`, /run_code) get this long to be answered
+    # before they are cut. Keep it under the orchestrator's grace (Kubernetes: terminationGracePeriodSeconds).
+    api_shutdown_grace_s: float = Field(20.0, ge=0, le=3600)
 
     # Webhooks: HMAC-SHA256 key (defaults to the secret key), attempts, first back-off, request timeout,
     # and the operator's allowlist of otherwise refused (private, loopback, link-local) networks, e.g.

@@ -5,6 +5,7 @@ SandboxFusion-compatible /run_code."""
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -36,6 +37,8 @@ def stack() -> Iterator[LocalStack]:
         "PASSK_WEBHOOK_BACKOFF_S": "0.2",
         "PASSK_WEBHOOK_ATTEMPTS": "4",
         "PASSK_MAX_QUEUED_PER_KEY": str(CEILING),
+        # Long enough for a worker to start while a stopping API still answers a waiting request.
+        "PASSK_API_SHUTDOWN_GRACE_S": "60",
     }
     with LocalStack(prefix="passk_delivery", extra_env=env) as running:
         yield running
@@ -154,6 +157,45 @@ def test_events_resume_across_a_disconnect_and_an_api_restart(stack: LocalStack,
     assert end["status"] == "completed" and end["progress"]["done"] == 40 and end["metrics"].endswith("/metrics")
     # After the end event, nothing more will come: 204 tells EventSource to stop reconnecting.
     assert client.get(url, headers={"Last-Event-ID": seen[-1]["id"]}).status_code == 204
+
+
+@pytest.mark.slow
+def test_a_stopping_api_ends_its_streams_answers_its_waits_and_exits(stack: LocalStack, client: httpx.Client) -> None:
+    """SIGTERM with a live-event stream open and a request waiting for its run: the stream ends at once (a
+    clean end, not a cut connection), the waiting request is answered once a worker has run its programs, and
+    the API exits by itself rather than when killed. The stream's client then resumes on the next API."""
+    stack.stop_workers()
+    dataset = _dataset(client, "stopping")
+    followed = _run(client, dataset, _samples(6)).json()
+    streamed: list[str] = []
+
+    def follow() -> None:
+        try:
+            with stack.client() as c, c.stream("GET", f"/v1/runs/{followed['id']}/events") as response:
+                streamed.extend(response.iter_lines())
+            streamed.append("<end of stream>")
+        except httpx.HTTPError as exc:
+            streamed.append(f"<cut: {exc!r}>")
+
+    def wait_for_a_run() -> httpx.Response:
+        with stack.client() as c:
+            return _run(c, dataset, _samples(3), model="waited", params={"wait": 120})
+
+    with ThreadPoolExecutor(3) as pool:
+        stream = pool.submit(follow)
+        waiting = pool.submit(wait_for_a_run)
+        wait_until(lambda: streamed and client.get("/v1/runs", params={"model": "waited"}).json()["items"],
+                   60, "the stream and the waiting request under way")
+        stopped = pool.submit(stack.stop_api, 120)
+        stream.result(timeout=60)
+        assert streamed[-1] == "<end of stream>", streamed
+        stack.start_worker(concurrency=1)
+        answered = waiting.result(timeout=120)
+        assert answered.status_code == 200 and answered.json()["status"] == "completed", answered.text
+        assert stopped.result(timeout=120) == -signal.SIGTERM, "the API did not exit by itself"
+    stack.restart_api()
+    events = list(stack.passk_client().events(followed["id"]))
+    assert [e["event"] for e in events] == ["sample"] * 6 + ["end"]
 
 
 class _Receiver(BaseHTTPRequestHandler):

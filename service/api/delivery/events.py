@@ -91,7 +91,7 @@ class RunNotifier:
                 async with await psycopg.AsyncConnection.connect(self.dsn, autocommit=True) as connection:
                     await connection.execute(Channel.EVENTS.listen())
                     self._ready.set()
-                    self._wake_all()  # whatever happened while we were not listening
+                    self.wake_all()  # whatever happened while we were not listening
                     async for notice in connection.notifies():
                         for event in self._waiters.get(notice.payload, ()):
                             event.set()
@@ -107,10 +107,23 @@ class RunNotifier:
         """How long a waiter may go without looking, unless woken: longer while notifications arrive."""
         return LISTENING_POLL_S if self._ready.is_set() else POLL_S
 
-    def _wake_all(self) -> None:
+    def wake_all(self) -> None:
         for waiters in self._waiters.values():
             for event in waiters:
                 event.set()
+
+
+def end_streams(app: FastAPI) -> None:
+    """The process is stopping: every live-event stream ends once it has sent the events it has (at once, for
+    those waiting), and a new one ends as soon as it starts. Their clients resume elsewhere with Last-Event-ID."""
+    app.state.streams_ended = True
+    found = getattr(app.state, "run_notifier", None)
+    if found is not None:
+        found.wake_all()
+
+
+def streams_ended(app: FastAPI) -> bool:
+    return getattr(app.state, "streams_ended", False)
 
 
 def notifier(app: FastAPI) -> RunNotifier:
@@ -263,7 +276,7 @@ async def event_stream(request: Request, principal: Principal, run_id: uuid.UUID
                 if run.status in FINAL_RUN_STATES:
                     yield _frame(max(last, run.last_event or 0) + 1, RunEvent.END, await _end_data(app, principal, run_id))
                     return
-                if await request.is_disconnected():
+                if await request.is_disconnected() or streams_ended(app):
                     return
                 if not await woken(wake, HORIZON_POLL_S if waiting else POLL_S):
                     if time.monotonic() - quiet_since > KEEPALIVE_S:

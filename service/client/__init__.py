@@ -32,6 +32,9 @@ from service.core.states import FINAL_RUN_STATES
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEFAULT_TIMEOUT_S = 300.0  # a run of 30,000 samples is one large POST
 TERMINAL_STATUSES = frozenset(FINAL_RUN_STATES)
+# A server that answered once and then stops answering is being restarted (a stopping API process ends its
+# streams, a new one takes a few seconds to listen): a stream's client tries again this long before giving up.
+RECONNECT_FOR_S = 60.0
 
 
 class PasskError(Exception):
@@ -357,7 +360,10 @@ class PasskClient:
                         on_progress(run)
                     return run
                 if on_progress is not None and time.monotonic() - shown >= poll_s:
-                    on_progress(self.get_run(run_id))
+                    try:
+                        on_progress(self.get_run(run_id))
+                    except ServerUnreachable:
+                        pass  # restarting: the events resume, and progress with them
                     shown = time.monotonic()
         except _NoEvents:
             pass
@@ -374,11 +380,14 @@ class PasskClient:
     def events(self, run_id: str, *, after: int = 0, deadline: float | None = None,
                keepalives: bool = False) -> Iterator[dict[str, Any]]:
         """The run's live events ({"id", "event", "data"}): each finished sample, then `end`. Reconnects
-        with Last-Event-ID when the connection drops, so nothing is lost or repeated. With `keepalives`,
-        the server's keepalive comments (sent while the run is quiet) come as {"event": "keepalive"}."""
+        with Last-Event-ID when the connection drops or the server restarts (for up to RECONNECT_FOR_S), so
+        nothing is lost or repeated. With `keepalives`, the server's keepalive comments (sent while the run is
+        quiet) come as {"event": "keepalive"}."""
         import json
 
         last = after
+        answered = False  # a server that never answered is not restarting: fail at once
+        lost_at: float | None = None  # when it stopped answering
         while True:
             if deadline is not None and time.monotonic() > deadline:
                 raise PasskError(f"run {run_id} did not finish in time (it continues on the server)")
@@ -387,6 +396,7 @@ class PasskClient:
             try:
                 with self._http.stream("GET", f"/v1/runs/{run_id}/events", headers=headers,
                                        timeout=httpx.Timeout(10.0, read=read_s)) as response:
+                    answered, lost_at = True, None
                     if response.status_code == 204:
                         return
                     if response.status_code in (404, 405) and "text/event-stream" not in response.headers.get("content-type", ""):
@@ -416,7 +426,10 @@ class PasskClient:
                                 return
                         fields = {}
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                raise ServerUnreachable(f"cannot reach the passk server at {self.base_url} ({exc})") from None
+                lost_at = lost_at or time.monotonic()
+                if not answered or time.monotonic() - lost_at > RECONNECT_FOR_S:
+                    raise ServerUnreachable(f"cannot reach the passk server at {self.base_url} ({exc})") from None
+                time.sleep(0.5)  # restarting: try again
             except (httpx.ReadTimeout, httpx.RemoteProtocolError, httpx.ReadError):
                 time.sleep(0.2)  # dropped or quiet: resume after the last event seen
 

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+import service.client as passk_client_module
 from passk_dev.localstack import LocalStack, wait_for_run
 from service.api.delivery.admission import PRECHECK_ABOVE
 from service.api.delivery.webhooks import verify
@@ -160,10 +161,15 @@ def test_events_resume_across_a_disconnect_and_an_api_restart(stack: LocalStack,
 
 
 @pytest.mark.slow
-def test_a_stopping_api_ends_its_streams_answers_its_waits_and_exits(stack: LocalStack, client: httpx.Client) -> None:
+def test_a_stopping_api_ends_its_streams_answers_its_waits_and_exits(
+    stack: LocalStack, client: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """SIGTERM with a live-event stream open and a request waiting for its run: the stream ends at once (a
     clean end, not a cut connection), the waiting request is answered once a worker has run its programs, and
-    the API exits by itself rather than when killed. The stream's client then resumes on the next API."""
+    the API exits by itself rather than when killed. passk's client, following the run meanwhile, resumes on
+    the API started after it and gets every event once."""
+    # The API is down from its stop until the restart below, after a worker has started and run both runs.
+    monkeypatch.setattr(passk_client_module, "RECONNECT_FOR_S", 300.0)
     stack.stop_workers()
     dataset = _dataset(client, "stopping")
     followed = _run(client, dataset, _samples(6)).json()
@@ -181,11 +187,20 @@ def test_a_stopping_api_ends_its_streams_answers_its_waits_and_exits(stack: Loca
         with stack.client() as c:
             return _run(c, dataset, _samples(3), model="waited", params={"wait": 120})
 
-    with ThreadPoolExecutor(3) as pool:
+    with ThreadPoolExecutor(4) as pool:
         stream = pool.submit(follow)
         waiting = pool.submit(wait_for_a_run)
-        wait_until(lambda: streamed and client.get("/v1/runs", params={"model": "waited"}).json()["items"],
-                   60, "the stream and the waiting request under way")
+        keepalives: list[dict] = []
+
+        def follow_with_the_client() -> list[dict]:
+            got = []
+            for event in stack.passk_client().events(followed["id"], keepalives=True):
+                (keepalives if event["event"] == "keepalive" else got).append(event)
+            return got
+
+        client_events = pool.submit(follow_with_the_client)
+        wait_until(lambda: streamed and keepalives and client.get("/v1/runs", params={"model": "waited"}).json()["items"],
+                   60, "the streams and the waiting request under way")
         stopped = pool.submit(stack.stop_api, 120)
         stream.result(timeout=60)
         assert streamed[-1] == "<end of stream>", streamed
@@ -193,9 +208,10 @@ def test_a_stopping_api_ends_its_streams_answers_its_waits_and_exits(stack: Loca
         answered = waiting.result(timeout=120)
         assert answered.status_code == 200 and answered.json()["status"] == "completed", answered.text
         assert stopped.result(timeout=120) == -signal.SIGTERM, "the API did not exit by itself"
-    stack.restart_api()
-    events = list(stack.passk_client().events(followed["id"]))
+        stack.restart_api()
+        events = client_events.result(timeout=120)
     assert [e["event"] for e in events] == ["sample"] * 6 + ["end"]
+    assert len({e["id"] for e in events}) == 7
 
 
 class _Receiver(BaseHTTPRequestHandler):

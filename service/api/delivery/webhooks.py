@@ -11,7 +11,8 @@
   never followed.
 
 The dispatcher runs in each API process: it claims owed callbacks from the database (SKIP LOCKED, so
-replicas share them), is woken by NOTIFY passk_callbacks and polls as a fallback. A dispatcher that died
+replicas share them), is woken by NOTIFY passk_callbacks and polls as a fallback. A dispatcher that stops
+(its API process shutting down) gives the claims of the deliveries it cut back at once; one that died
 mid-delivery leaves its claim, which another takes over after CLAIM_TIMEOUT.
 """
 
@@ -39,7 +40,7 @@ from tenacity import (
     wait_exponential,
 )
 
-from service.core.channels import Channel
+from service.core.channels import Channel, notify
 from service.core.states import CallbackState
 from service.api.delivery.targets import RefusedTarget, resolve
 from service.api.delivery.waiting import woken
@@ -59,6 +60,16 @@ def sign(key: bytes, timestamp: int, body: bytes) -> str:
 def verify(key: bytes, timestamp: str, body: bytes, signature: str) -> bool:
     """What a receiver does (also used by the tests)."""
     return hmac.compare_digest(sign(key, int(timestamp), body), signature)
+
+
+# The claims of deliveries a stopping dispatcher cut, owed again (a delivery that ended meanwhile keeps its end).
+_GIVE_BACK = text(
+    f"""
+    UPDATE runs SET callback_state = '{CallbackState.PENDING.value}', callback_claimed_at = NULL
+    WHERE id = ANY(:ids) AND callback_state = '{CallbackState.DELIVERING.value}'
+    """
+)
+GIVE_BACK_TIMEOUT_S = 5.0
 
 
 class NotDelivered(Exception):
@@ -85,21 +96,35 @@ class Dispatcher:
         self.settings = settings
         self._wake = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        # The deliveries under way: the event loop holds its tasks only weakly, so an unreferenced one could be
-        # collected halfway through its request.
-        self._deliveries: set[asyncio.Task[None]] = set()
+        # The deliveries under way, with their runs: the event loop holds its tasks only weakly, so an
+        # unreferenced one could be collected halfway through its request.
+        self._deliveries: dict[asyncio.Task[None], uuid.UUID] = {}
 
     def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._tasks = [loop.create_task(self._listen()), loop.create_task(self._loop())]
 
     async def close(self) -> None:
-        # A delivery cut short keeps its claim: once that is CLAIM_TIMEOUT old, a dispatcher delivers it again.
+        cut = list(self._deliveries.values())
         tasks = [*self._tasks, *self._deliveries]
         for task in tasks:
             task.cancel()
         # Their ends (a cancellation, or an error already logged) are not the caller's; its own cancellation is.
         await asyncio.gather(*tasks, return_exceptions=True)
+        if cut:
+            await self._give_back(cut)
+
+    async def _give_back(self, run_ids: list[uuid.UUID]) -> None:
+        """The cut deliveries are owed again, and the other dispatchers told: one delivers them now rather than
+        once the claims time out. Best effort: with the database away, the claims time out as a crash's do."""
+        try:
+            async with asyncio.timeout(GIVE_BACK_TIMEOUT_S):
+                async with self.app.state.sessionmaker() as session, session.begin():
+                    await session.execute(_GIVE_BACK, {"ids": run_ids})
+                    await session.execute(notify(Channel.CALLBACKS))
+        except Exception:  # TimeoutError included
+            log.warning("could not give back the webhooks of %d runs; they are delivered after %s", len(run_ids),
+                        CLAIM_TIMEOUT, exc_info=True)
 
     async def _listen(self) -> None:
         dsn = self.app.state.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
@@ -135,8 +160,8 @@ class Dispatcher:
             return False
         # Each delivery in a task of its own: one slow receiver does not hold the others.
         task = asyncio.get_running_loop().create_task(self._deliver(claimed.id, claimed.callback_url, claimed.status))
-        self._deliveries.add(task)
-        task.add_done_callback(self._deliveries.discard)
+        self._deliveries[task] = claimed.id
+        task.add_done_callback(lambda done: self._deliveries.pop(done, None))
         return True
 
     async def _payload(self, run_id: uuid.UUID) -> dict[str, Any]:

@@ -8,6 +8,8 @@ another process with Last-Event-ID), and requests waiting for a run get `api_shu
 
 from __future__ import annotations
 
+import socket
+
 import uvicorn
 from fastapi import FastAPI
 
@@ -20,7 +22,7 @@ class _Server(uvicorn.Server):
         super().__init__(config)
         self._app = app
 
-    async def shutdown(self, sockets: list | None = None) -> None:  # type: ignore[override]
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         end_streams(self._app)  # before uvicorn waits for the responses under way
         await super().shutdown(sockets)
 

@@ -18,12 +18,8 @@ from service.core.settings import Settings
 
 
 class _Server(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config, app: FastAPI) -> None:
-        super().__init__(config)
-        self._app = app
-
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-        end_streams(self._app)  # before uvicorn waits for the responses under way
+        end_streams(self.config.app)  # before uvicorn waits for the responses under way
         await super().shutdown(sockets)
 
 
@@ -33,4 +29,4 @@ def serve(app: FastAPI, settings: Settings, host: str, port: int) -> None:
         app, host=host, port=port, proxy_headers=True, forwarded_allow_ips=settings.forwarded_allow_ips,
         timeout_graceful_shutdown=settings.api_shutdown_grace_s,
     )
-    _Server(config, app).run()
+    _Server(config).run()

@@ -215,15 +215,24 @@ def test_a_stopping_api_ends_its_streams_answers_its_waits_and_exits(
 
 
 class _Receiver(BaseHTTPRequestHandler):
+    """A webhook receiver: answers `answers` in turn (then 200s); with `hold`, its first call waits for it."""
+
     answers: list[int] = []
     calls: list[tuple[dict[str, str], bytes]] = []
+    hold: threading.Event | None = None
 
     def do_POST(self) -> None:  # noqa: N802
         body = self.rfile.read(int(self.headers["Content-Length"]))
+        first = not type(self).calls
         type(self).calls.append((dict(self.headers), body))
+        if first and type(self).hold is not None:
+            type(self).hold.wait(120)
         code = type(self).answers.pop(0) if type(self).answers else 200
-        self.send_response(code)
-        self.end_headers()
+        try:
+            self.send_response(code)
+            self.end_headers()
+        except OSError:
+            pass  # the caller went away
 
     def log_message(self, *_args: object) -> None:
         pass
@@ -233,7 +242,7 @@ class _Receiver(BaseHTTPRequestHandler):
 def test_webhook_is_signed_retried_and_refused_for_private_addresses(stack: LocalStack, client: httpx.Client) -> None:
     stack.start_worker(concurrency=2)
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    _Receiver.answers, _Receiver.calls = [500, 503], []
+    _Receiver.answers, _Receiver.calls, _Receiver.hold = [500, 503], [], None
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         dataset = _dataset(client, "hooks")
@@ -264,49 +273,28 @@ def test_webhook_is_signed_retried_and_refused_for_private_addresses(stack: Loca
         assert response.status_code == 422 and kind in response.text, (target, response.text)
 
 
-class _Holding(BaseHTTPRequestHandler):
-    """A receiver that holds its first call (until released) and answers the others at once."""
-
-    calls: list[bytes] = []
-    release = threading.Event()
-
-    def do_POST(self) -> None:  # noqa: N802
-        first = not type(self).calls
-        type(self).calls.append(self.rfile.read(int(self.headers["Content-Length"])))
-        if first:
-            type(self).release.wait(120)
-        try:
-            self.send_response(200)
-            self.end_headers()
-        except OSError:
-            pass  # the caller went away
-
-    def log_message(self, *_args: object) -> None:
-        pass
-
-
 @pytest.mark.slow
 def test_a_stopping_api_gives_back_the_webhook_it_was_delivering(stack: LocalStack, client: httpx.Client) -> None:
     """An API stopped while a webhook's call is under way gives its claim back: the next API delivers it at
     once, not after the claim's 15-minute timeout."""
     stack.start_worker(concurrency=1)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Holding)
-    _Holding.calls, _Holding.release = [], threading.Event()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    _Receiver.answers, _Receiver.calls, _Receiver.hold = [], [], threading.Event()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         dataset = _dataset(client, "cut hooks")
         run = _run(client, dataset, _samples(2), callback_url=f"http://127.0.0.1:{server.server_port}/hook").json()
-        wait_until(lambda: _Holding.calls, 120, "the webhook's first call")
+        wait_until(lambda: _Receiver.calls, 120, "the webhook's first call")
         assert stack.stop_api(timeout_s=60) == -signal.SIGTERM, "the API did not exit by itself"
         stack.restart_api()
         webhook = wait_until(
             lambda: (w := client.get(f"/v1/runs/{run['id']}").json()["webhook"])["state"] == "delivered" and w,
             timeout_s=120, what="the webhook delivered by the next API",
         )
-        assert len(_Holding.calls) == 2 and _Holding.calls[0] == _Holding.calls[1]
+        assert len(_Receiver.calls) == 2 and _Receiver.calls[0][1] == _Receiver.calls[1][1]
         assert [(a["attempt"], a["delivered"]) for a in webhook["attempts"]] == [(1, True)]
     finally:
-        _Holding.release.set()
+        _Receiver.hold.set()
         server.shutdown()
 
 

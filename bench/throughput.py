@@ -80,13 +80,15 @@ class CpuSplit:
     """Where the machine's CPU went during passk's phase: API, Postgres, worker, the worker's sandbox containers
     (their cgroups: every process in them), the engine's daemons, and the rest (other users of the machine)."""
 
-    # The processes inside a sandbox container, and what each one's CPU pays for. "judges" are PID 1's children:
-    # a judged program's judge, or an unjudged one (a stdin program) itself, which has no zygote-forked candidate.
+    # The processes inside a sandbox container, and what each one's CPU pays for. "judges" are PID 1's children
+    # (the judge template forks them with CLONE_PARENT): a judged program's judge, or an unjudged one (a stdin
+    # program) itself, which has no zygote-forked candidate. The judges' forks are the template's CPU.
     ROLES = {
         "supervisor": "PID 1: jobs, limits, output, clean-up, verdicts",
-        "judges": "the tests and the call protocol, or an unjudged program itself; each one's fork and exit",
-        "zygote": "starting candidates, the seccomp monitor",
-        "candidates": "the programs, each one's fork and exit",
+        "judge template": "forking the judges",
+        "judges": "the tests and the call protocol, or an unjudged program itself; each one's exit",
+        "zygote": "forking the candidates, the seccomp monitor",
+        "candidates": "the programs, each one's exit",
     }
 
     def __init__(self, stack: LocalStack) -> None:
@@ -105,8 +107,9 @@ class CpuSplit:
 
     def _roles(self) -> dict[tuple, tuple[float, int]]:
         """(CPU seconds, minor page faults) by (container, process, role) inside the sandbox containers: the
-        supervisor (PID 1) and the judges it forked and reaped, the zygote and the candidates it forked and reaped.
-        The zygote is PID 1's child that runs as root (a judge runs as its own uid)."""
+        supervisor (PID 1) and the judges it reaped, the judge template, the zygote and the candidates it reaped.
+        PID 1's children that run as root are its two helpers, forked in this order: the zygote, then the judge
+        template (a judge runs as its own uid)."""
         found = {}
         for container in self._sandboxes():
             supervisor = container.attrs["State"]["Pid"]
@@ -114,10 +117,11 @@ class CpuSplit:
                 own, reaped, own_faults, reaped_faults = usage(supervisor)
                 found[(container.id, supervisor, "supervisor")] = (own, own_faults)
                 found[(container.id, supervisor, "judges")] = (reaped, reaped_faults)
-                for child in children(supervisor):
-                    if real_uid(child) == 0:
-                        own, reaped, own_faults, reaped_faults = usage(child)
-                        found[(container.id, child, "zygote")] = (own, own_faults)
+                helpers = sorted(child for child in children(supervisor) if real_uid(child) == 0)
+                for child, role in zip(helpers, ("zygote", "judge template")):
+                    own, reaped, own_faults, reaped_faults = usage(child)
+                    found[(container.id, child, role)] = (own, own_faults)
+                    if role == "zygote":
                         found[(container.id, child, "candidates")] = (reaped, reaped_faults)
             except (OSError, StopIteration, ValueError):  # the container ended meanwhile
                 continue

@@ -30,8 +30,9 @@ LABEL_CREATED = "passk.created"
 # unprivileged uids (sandbox/runtime/process.py), with an empty bounding set.
 SUPERVISOR_USER = "0:0"
 SUPERVISOR_CAPABILITIES = ["SETUID", "SETGID", "SETPCAP"]
-# The container's memory cgroup is the program's limit plus this, for PID 1, the zygote and the judge:
-# the limit then holds for the program's whole process tree (and its files in /tmp and /dev/shm).
+# The container's memory cgroup is the program's limit plus this, for PID 1, its helpers (the zygote, the judge
+# template) and the judge: the limit then holds for the program's whole process tree (and its files in /tmp and
+# /dev/shm).
 SUPERVISOR_HEADROOM_BYTES = 40 * 1024 * 1024
 STDERR_KEEP = 8192
 # What a call to the engine can raise when the engine itself is gone or restarting.

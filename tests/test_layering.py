@@ -47,6 +47,14 @@ def test_the_runtime_imports_only_the_standard_library_and_itself() -> None:
     assert not _offences("sandbox/runtime", lambda module: module == "." or module.split(".")[0] in STDLIB)
 
 
+def test_the_runtime_never_loads_random() -> None:
+    """PID 1 and the zygote fork a judge and a candidate per program, and `random` reseeds itself after every
+    fork (about forty copy-on-write page faults in each). A program that uses it imports it fresh, seeded anew."""
+    probe = "import sys, sandbox.runtime.supervisor\nprint(sorted({'random', 'secrets'} & set(sys.modules)))"
+    loaded = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]", loaded
+
+
 def test_the_sandbox_never_imports_the_service() -> None:
     assert not _offences("sandbox", lambda module: module.split(".")[0] != "service")
 

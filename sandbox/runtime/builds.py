@@ -27,7 +27,6 @@ judge's) that stalls is a wall-clock timeout (sandbox/runtime/native.py), never 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
@@ -58,6 +57,8 @@ def cache_key(spec: Native, build: Build) -> str:
     # The compile limits too: a compile that fit a generous limit says nothing about a tighter one.
     limits = [spec.compile_time_limit_s, spec.compile_memory_bytes]
     material = json.dumps([spec.toolchain, build.compile, files, limits], ensure_ascii=False)
+    import hashlib  # on use: OpenSSL's bindings would otherwise be in PID 1's memory, which every fork copies
+
     return hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -118,9 +118,9 @@ class _Context:
 
 def run_job(job: Job, frame: Frame, sequence: int, host_stdin: int, box: "Container") -> tuple[dict, str | None]:
     """Compile (or fetch from the cache) and run one native program; returns its result and a retire reason."""
-    zygote_pid = box.zygote_pid
+    helpers = box.helpers
     KEEP.clear()
-    KEEP.add(zygote_pid)
+    KEEP.update(helpers)
     GONE.clear()
     spec = job.native
     assert spec is not None
@@ -168,12 +168,12 @@ def run_job(job: Job, frame: Frame, sequence: int, host_stdin: int, box: "Contai
         "flags": ctx.flags,
         **builds.stats,
     })
-    clean = _clean_up(ctx, zygote_pid)
+    clean = _clean_up(ctx, helpers)
     retire = None
     if result["verdict"] == "sandbox_error" and not ctx.container_ok:
         retire = "sandbox error"
     elif GONE:
-        retire = "the zygote stopped answering"
+        retire = "a helper of PID 1 (the zygote or the judge template) stopped"
     elif not clean:
         retire = "the container could not be cleaned after the program"
     return result, retire
@@ -188,7 +188,7 @@ def _write_files(build: Build, directory: str, owner: int) -> None:
                 handle.write(text)
 
 
-def _clean_up(ctx: _Context, zygote_pid: int) -> bool:
+def _clean_up(ctx: _Context, helpers: set) -> bool:
     """Remove the job's scratch directories and anything either uid left; True if the container is clean."""
     for directory, owner in ((ctx.candidate_dir, process.CANDIDATE_UID), (ctx.judge_dir, process.JUDGE_UID),
                              (ctx.support_dir, process.JUDGE_UID), (ctx.pch_dir, process.CANDIDATE_UID)):
@@ -197,12 +197,12 @@ def _clean_up(ctx: _Context, zygote_pid: int) -> bool:
                 process.remove_as(owner, directory)
             except OSError:
                 pass
-    if process.scratch_entries() or process.ipc_objects() or process.live_processes_other_than({1, zygote_pid}):
+    if process.scratch_entries() or process.ipc_objects() or process.live_processes_other_than({1, *helpers}):
         process.reset_uid(process.CANDIDATE_UID, wipe=True)
         process.reset_uid(process.JUDGE_UID, wipe=True)
-    process.reap(until_none_but={zygote_pid}, deadline_s=1.0)
+    process.reap(until_none_but=helpers, deadline_s=1.0)
     return (not process.scratch_entries() and process.ipc_objects() == 0
-            and not process.live_processes_other_than({1, zygote_pid}))
+            and not process.live_processes_other_than({1, *helpers}))
 
 
 def _compile(ctx: _Context, build: Build, scratch: str, owner: int, result: dict | None) -> tuple[Step | None, dict | None]:

@@ -6,7 +6,6 @@ places the headers it precompiles exactly as the supervisor (builds.py) looks th
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 # The header's file name in its build directory (its PCH is this + ".gch").
@@ -24,4 +23,6 @@ def pch_key(toolchain: str, build: list, limits: list, header: str) -> str:
     time_s, memory = limits
     numbers = [None if time_s is None else float(time_s), None if memory is None else int(memory)]
     material = json.dumps([toolchain, list(build), numbers, header], ensure_ascii=False)
+    import hashlib  # on use: OpenSSL's bindings would otherwise be in PID 1's memory, which every fork copies
+
     return "pch-" + hashlib.sha256(material.encode("utf-8", "surrogatepass")).hexdigest()

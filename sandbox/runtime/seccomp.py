@@ -27,7 +27,6 @@ import ctypes
 import errno
 import fcntl
 import os
-import platform
 import socket
 import struct
 
@@ -61,7 +60,7 @@ _EVERY_PROCESS = 0xFFFFFFFF  # -1 as the low 32 bits of a pid argument
 _TARGET_SLOTS = 16
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_MACHINE = platform.machine()
+_MACHINE = os.uname().machine  # what platform.machine() says, without loading that module
 # struct sock_filter, one instruction: code, jt, jf, k.
 _INSTRUCTION = struct.Struct("=HBBI")
 
@@ -146,6 +145,7 @@ def _template() -> tuple[bytes, int]:
 # and writes its protected pids into the slots. Building the filter in each candidate touched about a hundred
 # pages of the inherited heap, each a copy-on-write fault, in every candidate.
 _TEMPLATE, _FIRST_SLOT = _template() if available() else (b"", 0)
+_SECCOMP_NR = _ARCHES[_MACHINE][1]["seccomp"] if available() else -1
 _SLOT_K = struct.Struct("=I")
 
 
@@ -160,21 +160,27 @@ def packed(protected: list[int]) -> bytes:
     return bytes(code)
 
 
-def install(protected: list[int]) -> int:
+def prepare(protected: list[int]) -> _Program:
+    """The filter for `protected`, ready to install. Made by the parent just before it forks the child that
+    installs it: the child then only makes the system call. Packing the filter in the child touched about a
+    hundred pages of the inherited heap (each a copy-on-write fault), a third of a millisecond per candidate."""
+    code = packed(protected)
+    return _Program(len(code) // _INSTRUCTION.size, code)
+
+
+def install(prepared: _Program) -> int:
     """Install the filter on this process (it needs no_new_privs, which every sandbox container sets); returns
     the listener's descriptor."""
-    code = packed(protected)
-    prog = _Program(len(code) // _INSTRUCTION.size, code)
-    _, numbers = _ARCHES[_MACHINE]
-    fd = _libc.syscall(numbers["seccomp"], _SET_MODE_FILTER, _FLAG_NEW_LISTENER, ctypes.byref(prog))
+    fd = _libc.syscall(_SECCOMP_NR, _SET_MODE_FILTER, _FLAG_NEW_LISTENER, ctypes.byref(prepared))
     if fd < 0:
         raise OSError(ctypes.get_errno(), "seccomp filter refused")
     return fd
 
 
-def install_and_send(protected: list[int], channel: socket.socket) -> None:
-    """In a child about to become a candidate: install the filter and hand its listener to the parent."""
-    listener = install(protected)
+def install_and_send(prepared: _Program, channel: socket.socket) -> None:
+    """In a child about to become a candidate: install the filter (`prepare`'s) and hand its listener to the
+    parent."""
+    listener = install(prepared)
     try:
         socket.send_fds(channel, [b"L"], [listener])
     finally:

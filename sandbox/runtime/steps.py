@@ -73,9 +73,10 @@ class Setup:
 def spawn(argv: list, setup: Setup) -> tuple[int, int | None]:
     """Fork and exec `argv` as `setup` says; returns (pid, the seccomp listener if the child carries one)."""
     channel = socket.socketpair() if setup.protected is not None and seccomp.available() else None
+    monitor = seccomp.prepare(setup.protected or []) if channel is not None else None
     pid = os.fork()
     if pid == 0:
-        _child(argv, setup, channel[1] if channel else None)
+        _child(argv, setup, monitor, channel[1] if channel else None)
     listener = None
     if channel is not None:
         channel[1].close()
@@ -84,12 +85,12 @@ def spawn(argv: list, setup: Setup) -> tuple[int, int | None]:
     return pid, listener
 
 
-def _child(argv: list, setup: Setup, channel: socket.socket | None) -> None:
+def _child(argv: list, setup: Setup, monitor: object, channel: socket.socket | None) -> None:
     """In the forked child: become the step's uid, set limits, exec. Never returns."""
     try:
         os.setsid()
         if channel is not None:
-            seccomp.install_and_send(setup.protected or [], channel)
+            seccomp.install_and_send(monitor, channel)
             channel.close()
         # Out of the way first, so that no target number overwrites a descriptor still to be placed.
         high = {target: fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for target, fd in setup.fds.items()}
@@ -304,7 +305,8 @@ def feed(fd: int, pending: memoryview | None, event: int) -> tuple[memoryview | 
     return pending, not pending
 
 
-# Children PID 1 keeps across steps (the zygote), and those of them found dead while reaping (it died).
+# Children PID 1 keeps across steps (its helpers: the zygote and the judge template), and those of them found
+# dead while reaping (one died).
 KEEP: set = set()
 GONE: list = []
 

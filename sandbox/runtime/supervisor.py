@@ -6,6 +6,8 @@ Processes of a container (see process.py for the uids):
   Inside a PID namespace init only receives the signals it installed handlers
   for, and no program runs under its uid, so nothing can kill, trace or read it.
 - the zygote (zygote.py), forked before any job is read; candidates come from it.
+- the judge template (judge_template.py), forked with it; judges come from it,
+  as children of PID 1 (after a fork, each page PID 1 wrote would be a fault).
 - per job, a judge (uid 10002) that runs passk's judge for the job's format
   with the problem's tests, and asks the zygote for candidate processes
   (uid 10001) that run the model's code. A job with `judged: false` (only
@@ -47,7 +49,6 @@ import json
 import math
 import os
 import re  # noqa: F401
-import secrets
 import select
 import signal
 import socket
@@ -58,7 +59,7 @@ import traceback  # noqa: F401  (the judges print tracebacks)
 import typing  # noqa: F401
 from dataclasses import dataclass
 
-from . import candidate, driver, failure, native, process, report, trusted_tests, zygote
+from . import candidate, driver, failure, judge_template, messages, native, process, report, trusted_tests, zygote
 from .job import Frame, Job, wall_limit_s
 from .streams import Capture, HostGone, drain, read_ready, tree_cpu
 from .trusted_tests import SPAWN_FD, CandidateEnded
@@ -116,10 +117,15 @@ def _read_with_deadline(fd: int, size: int, deadline: float) -> bytes:
 # ---------------------------------------------------------------- the job's process
 
 
-def run_child(job: Job, judged: bool, nonce: bytes, scratch: str, limits: dict, fds: dict) -> None:
-    """Runs in the forked process (the judge, or a lone unjudged program); never returns."""
-    report = fds[REPORT_FD]
+def run_child(order_fd: int, given: list) -> None:
+    """Runs in the judge (or a lone unjudged program) that the judge template forked, with the job's order (see
+    judge_template.py) and its descriptors; never returns."""
+    report = given[0]  # the report pipe comes first (Container.fork_judge)
     try:
+        order, program = judge_template.read_order(order_fd)
+        fds = dict(zip(order["targets"], given))
+        judged, nonce, scratch, limits = order["judged"], order["nonce"].encode(), order["scratch"], order["limits"]
+        os.close(order_fd)
         os.setsid()
         placed = {0: os.open("/dev/null", os.O_RDONLY), **fds}
         # Out of the way first, so that no target number overwrites a descriptor still to be placed.
@@ -150,7 +156,7 @@ def run_child(job: Job, judged: bool, nonce: bytes, scratch: str, limits: dict, 
     except BaseException as exc:  # set-up failure is ours, not the program's
         os.write(report, b"SETUP " + repr(exc).encode()[:500])
         os._exit(120)
-    harness(job.program, judged, nonce)
+    harness(program, judged, nonce)
 
 
 def harness(program: str, judged: bool, nonce: bytes) -> None:
@@ -219,7 +225,7 @@ def _describe(exc: BaseException) -> bytes:
 
 
 class Container:
-    """What PID 1 keeps between jobs: the zygote and its control socket."""
+    """What PID 1 keeps between jobs: its two helpers (the zygote and the judge template) and their sockets."""
 
     def __init__(self) -> None:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -227,12 +233,41 @@ class Container:
         candidate.prepare_streams()
         self.zygote_pid = zygote.start(child, parent, candidate.main)
         self.zygote_alive = True
+        parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.judges = parent
+        self.template_pid = judge_template.start(child, parent, run_child)
+        self.template_alive = True
+
+    @property
+    def helpers(self) -> set:
+        """The pids of PID 1's own children that live across jobs."""
+        return {self.zygote_pid, self.template_pid}
+
+    def note_ended(self, pid: int) -> None:
+        """A reaped child of PID 1: if it was one of the helpers, the container can no longer serve jobs."""
+        if pid == self.zygote_pid:
+            self.zygote_alive = False
+        elif pid == self.template_pid:
+            self.template_alive = False
+
+    def fork_judge(self, program: str, judged: bool, nonce: bytes, scratch: str, limits: dict, fds: dict) -> int:
+        """Start the job's judge with `fds` ({target: our fd}): PID 1's child, forked by the template; returns
+        its pid."""
+        targets = [REPORT_FD, *sorted(target for target in fds if target != REPORT_FD)]
+        order = judge_template.write_order(program, judged, nonce, scratch, limits, targets)
+        try:
+            return judge_template.fork_judge(self.judges, order, [fds[target] for target in targets])
+        except judge_template.TemplateGone:
+            self.template_alive = False
+            raise
+        finally:
+            os.close(order)
 
     def open_session(self, limits: dict, scratch: str) -> socket.socket:
         """A socket for this job's judge to ask the zygote for candidates under `limits`."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        message = {"op": "session", "scratch": scratch, **limits}
-        socket.send_fds(self.control, [json.dumps(message).encode()], [theirs.fileno()])
+        message = {"op": "session", "scratch": scratch, "helpers": sorted(self.helpers), **limits}
+        messages.send(self.control, message, [theirs.fileno()])
         theirs.close()
         return mine
 
@@ -240,14 +275,14 @@ class Container:
         """Have the zygote kill (and with `wipe` clean up after) every candidate process.
         True if it killed anything; None if the zygote did not answer."""
         try:
-            self.control.send(json.dumps({"op": "reset", "wipe": wipe}).encode())
+            messages.send(self.control, {"op": "reset", "wipe": wipe})
             ready, _, _ = select.select([self.control], [], [], timeout_s)
-            if not ready:
-                return None
-            reply = json.loads(self.control.recv(1 << 16) or b"null")
-        except (OSError, ValueError):
+        except OSError:
             return None
-        return bool(reply.get("killed")) if isinstance(reply, dict) else None
+        reply, fds = messages.receive(self.control) if ready else (None, [])
+        for fd in fds:
+            os.close(fd)
+        return None if reply is None else bool(reply.get("killed"))
 
 
 @dataclass(slots=True)
@@ -310,7 +345,9 @@ def _spawn(job: Job, frame: Frame, sequence: int, box: Container) -> _Running:
     excerpt = frame.excerpt_bytes
     wall_limit = wall_limit_s(limits["time_limit_s"], frame.wall_factor)
     cpus = max(0.1, frame.cpus)
-    nonce = secrets.token_hex(32).encode()
+    # os.urandom, as the secrets module does; importing that module would load `random`, whose reseed after
+    # every fork cost each judge and candidate about forty copy-on-write faults.
+    nonce = os.urandom(32).hex().encode()
     report_r, report_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -319,19 +356,21 @@ def _spawn(job: Job, frame: Frame, sequence: int, box: Container) -> _Running:
     if judged:
         session = box.open_session(limits, os.path.join(process.SCRATCH_ROOT, f"c{sequence}"))
         child_fds[SPAWN_FD] = session.fileno()
+    scratch = os.path.join(process.SCRATCH_ROOT, f"{'j' if judged else 's'}{sequence}")
     oom_before = process.oom_kills()
     cpu_before = process.cgroup_cpu_s()
     started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
+    try:
+        pid = box.fork_judge(job.program, judged, nonce, scratch, limits, child_fds)
+    except BaseException:
         for fd in (report_r, out_r, err_r):
             os.close(fd)
-        scratch = os.path.join(process.SCRATCH_ROOT, f"{'j' if judged else 's'}{sequence}")
-        run_child(job, judged, nonce, scratch, limits, child_fds)
-    for fd in (report_w, out_w, err_w):
-        os.close(fd)
-    if session is not None:
-        session.close()
+        raise
+    finally:
+        for fd in (report_w, out_w, err_w):
+            os.close(fd)
+        if session is not None:
+            session.close()
     return _Running(
         job=job, judged=judged, sequence=sequence, limits=limits, excerpt=excerpt, wall_limit=wall_limit, cpus=cpus,
         nonce=nonce, pid=pid, report_r=report_r, out_r=out_r, err_r=err_r, oom_before=oom_before,
@@ -380,8 +419,8 @@ def _collect(run: _Running, stdin: int, box: Container) -> _Ended:
         for reaped, raw_status, raw_usage in process.reap():
             if reaped == pid:
                 status, usage = raw_status, raw_usage
-            elif reaped == box.zygote_pid:
-                box.zygote_alive = False
+            else:
+                box.note_ended(reaped)
     duration = time.monotonic() - started
     tree_used = tree_cpu(cpu_before)
     return _Ended(
@@ -405,7 +444,7 @@ def _clean_up(run: _Running, ended: _Ended, box: Container) -> tuple[bool, bool]
     quick = (
         status is not None
         and box.zygote_alive
-        and not process.live_processes_other_than({1, box.zygote_pid})
+        and not process.live_processes_other_than({1, *box.helpers})
         and process.ipc_objects() == 0
         and set(process.scratch_entries()) <= set(scratch)
     )
@@ -424,9 +463,8 @@ def _clean_up(run: _Running, ended: _Ended, box: Container) -> tuple[bool, bool]
         outlived = bool(judge_side_alive if judged else candidates_alive)
     if status is None:
         _, status, usage = os.wait4(pid, 0)
-    for reaped, _, _ in process.reap(until_none_but={box.zygote_pid}, deadline_s=2.0):
-        if reaped == box.zygote_pid:
-            box.zygote_alive = False
+    for reaped, _, _ in process.reap(until_none_but=box.helpers, deadline_s=2.0):
+        box.note_ended(reaped)
     for fd in list(open_fds):
         drain(fd, captures[fd])
     for fd in (run.report_r, run.out_r, run.err_r, ended.pidfd):
@@ -434,7 +472,7 @@ def _clean_up(run: _Running, ended: _Ended, box: Container) -> tuple[bool, bool]
     clean = (
         not process.scratch_entries()
         and process.ipc_objects() == 0
-        and not process.live_processes_other_than({1, box.zygote_pid})
+        and not process.live_processes_other_than({1, *box.helpers})
     )
     ended.status, ended.usage = status, usage
     return outlived, clean
@@ -480,6 +518,8 @@ def _retire_reason(result: dict, ended: _Ended, outlived: bool, clean: bool, box
         return "program left processes behind"
     if not box.zygote_alive:
         return "the zygote stopped answering"
+    if not box.template_alive:
+        return "the judge template stopped answering"
     if not clean:
         return "the container could not be cleaned after the program"
     return None
@@ -488,7 +528,7 @@ def _retire_reason(result: dict, ended: _Ended, outlived: bool, clean: bool, box
 def _end_everything(box: Container) -> None:
     process.reset_uid(process.JUDGE_UID, wipe=False)
     process.reset_uid(process.CANDIDATE_UID, wipe=False)
-    process.reap(until_none_but={box.zygote_pid}, deadline_s=1.0)
+    process.reap(until_none_but=box.helpers, deadline_s=1.0)
 
 
 def judge(status: int, cpu: float, time_limit: float, wall_timeout: bool, tree_cpu_timeout: bool, oom: bool,

@@ -12,7 +12,7 @@ is reaped here and never lingers as a zombie holding a pid.
 Protocol (SOCK_SEQPACKET, JSON messages, descriptors by SCM_RIGHTS):
 
 - PID 1 -> zygote on the control socket:
-  `session` {time_limit_s, memory_bytes, scratch_bytes, scratch} + [socket]:
+  `session` {time_limit_s, memory_bytes, scratch_bytes, scratch, helpers} + [socket]:
   the socket the current program's judge will use; and `reset` {wipe}:
   kill every candidate process, reap them, and with `wipe` remove their IPC
   objects and files; answered by `reset_done` {killed}.
@@ -26,41 +26,12 @@ The session's limits come from PID 1; a judge can only ask for lower ones.
 
 import _signal
 import fcntl
-import json
 import os
 import select
 import signal
 import socket
 
-from . import process, report, seccomp
-
-_MAX_FDS = 8
-_MESSAGE = 1 << 16
-
-
-def _send(sock: socket.socket, message: dict, fds: "list | None" = None) -> None:
-    data = json.dumps(message, separators=(",", ":")).encode()
-    if fds:
-        socket.send_fds(sock, [data], fds)
-    else:
-        sock.send(data)
-
-
-def _receive(sock: socket.socket) -> "tuple[dict | None, list]":
-    try:
-        data, fds, _, _ = socket.recv_fds(sock, _MESSAGE, _MAX_FDS)
-    except (ConnectionResetError, OSError):
-        return None, []
-    if not data:
-        for fd in fds:
-            os.close(fd)
-        return None, []
-    try:
-        message = json.loads(data)
-    except ValueError:
-        message = None
-    return (message if isinstance(message, dict) else None), fds
-
+from . import messages, process, report, seccomp
 
 # ------------------------------------------------------------------- server
 
@@ -100,14 +71,14 @@ class Zygote:
                     os.read(wake_r, 4096)
                     self._reap()
                 elif fd == self.control.fileno():
-                    message, fds = _receive(self.control)
+                    message, fds = messages.receive(self.control)
                     if message is None:
                         os._exit(0)
                     self._on_control(message, fds, poller)
                 elif fd in self.listeners:
                     self._on_listener(fd, event)
                 elif self.session is not None and fd == self.session.fileno():
-                    message, fds = _receive(self.session)
+                    message, fds = messages.receive(self.session)
                     if message is None:
                         poller.unregister(self.session)
                         self.session.close()
@@ -131,7 +102,7 @@ class Zygote:
                 self.session.close()
                 self.session = None
             killed = self._reset(bool(message.get("wipe")))
-            _send(self.control, {"op": "reset_done", "killed": killed})
+            messages.send(self.control, {"op": "reset_done", "killed": killed})
         else:
             for fd in fds:
                 os.close(fd)
@@ -157,7 +128,7 @@ class Zygote:
     def _tell(self, message: dict) -> None:
         if self.session is not None:
             try:
-                _send(self.session, message)
+                messages.send(self.session, message)
             except OSError:
                 pass
 
@@ -172,12 +143,14 @@ class Zygote:
         file_bytes = int(limits["scratch_bytes"])
         if request.get("file_bytes") is not None:
             file_bytes = min(file_bytes, int(request["file_bytes"]))
-        protected = [1, os.getpid()] + ([int(request["judge"])] if request.get("judge") else [])
+        protected = [1, os.getpid(), *[int(pid) for pid in limits.get("helpers", ())]]
+        protected += [int(request["judge"])] if request.get("judge") else []
         channel = socket.socketpair() if seccomp.available() else None
+        monitor = seccomp.prepare(protected) if channel is not None else None
         pid = os.fork()
         if pid == 0:
             self._become_candidate(fds, targets, cpu_s, int(limits["memory_bytes"]), file_bytes, str(limits["scratch"]),
-                                   protected, channel[1] if channel else None)
+                                   monitor, channel[1] if channel else None)
         self.live.add(pid)
         if channel is not None:
             channel[1].close()
@@ -205,7 +178,7 @@ class Zygote:
         os.close(fd)
 
     def _become_candidate(self, fds: list, targets: list, cpu_s: float, memory: int, file_bytes: int, scratch: str,
-                          protected: list, channel: "socket.socket | None") -> None:
+                          monitor: object, channel: "socket.socket | None") -> None:
         """In the forked child: become the candidate and run it; never returns."""
         try:
             # _signal's own functions: signal.signal's wrapper converts handlers to enum members, and that
@@ -214,7 +187,7 @@ class Zygote:
             _signal.signal(_signal.SIGCHLD, _signal.SIG_DFL)
             os.setsid()
             if channel is not None:
-                seccomp.install_and_send(protected, channel)
+                seccomp.install_and_send(monitor, channel)
                 channel.close()
             process.oom_score(1000)  # if memory runs out, the candidate goes first
             process.drop_to(process.CANDIDATE_UID)
@@ -300,7 +273,7 @@ class Spawner:
     def spawn(self, child_fds: dict, cpu_s: "float | None" = None, file_bytes: "int | None" = None) -> int:
         """Start a candidate with `child_fds` ({target fd: our fd}); returns its pid."""
         targets = sorted(child_fds)
-        _send(self.sock, {"op": "spawn", "targets": targets, "cpu_s": cpu_s, "file_bytes": file_bytes, "judge": os.getpid()},
+        messages.send(self.sock, {"op": "spawn", "targets": targets, "cpu_s": cpu_s, "file_bytes": file_bytes, "judge": os.getpid()},
               [child_fds[t] for t in targets])
         reply = self._next({"spawned", "spawn_failed"})
         if reply["op"] == "spawn_failed":
@@ -323,7 +296,7 @@ class Spawner:
 
     def reset(self) -> None:
         """Kill every candidate process and wait until they are reaped (their `exited` arrive first)."""
-        _send(self.sock, {"op": "reset"})
+        messages.send(self.sock, {"op": "reset"})
         self._next({"reset_done"})
 
     def _next(self, wanted: set) -> dict:
@@ -333,7 +306,7 @@ class Spawner:
                 return message
 
     def _take_one(self) -> dict:
-        message, fds = _receive(self.sock)
+        message, fds = messages.receive(self.sock)
         for fd in fds:
             os.close(fd)
         if message is None:

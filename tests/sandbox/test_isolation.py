@@ -24,7 +24,8 @@ from sandbox.verdicts import Verdict
 from tests.sandbox.programs import run_many, run_one
 
 
-# True when every process but the caller is root's: PID 1 and the zygote, i.e. nothing a program started.
+# True when every process but the caller is root's: PID 1 and its helpers (the zygote, the judge template), i.e.
+# nothing a program started.
 ONLY_THE_SANDBOX_LEFT = (
     "all(open(f'/proc/{p}/status').read().split('Uid:')[1].split()[0] == '0' "
     "for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid())"

@@ -463,16 +463,17 @@ def _clean_up(run: _Running, ended: _Ended, box: Container) -> tuple[bool, bool]
         outlived = bool(judge_side_alive if judged else candidates_alive)
     if status is None:
         _, status, usage = os.wait4(pid, 0)
-    for reaped, _, _ in process.reap(until_none_but=box.helpers, deadline_s=2.0):
-        box.note_ended(reaped)
+    # On the quick path nothing of the job was alive: at most zombies of its orphans are left to reap, and only
+    # the scratch entries (removed above) can have changed since they were checked.
+    reaped = process.reap() if quick else process.reap(until_none_but=box.helpers, deadline_s=2.0)
+    for child, _, _ in reaped:
+        box.note_ended(child)
     for fd in list(open_fds):
         drain(fd, captures[fd])
     for fd in (run.report_r, run.out_r, run.err_r, ended.pidfd):
         os.close(fd)
-    clean = (
-        not process.scratch_entries()
-        and process.ipc_objects() == 0
-        and not process.live_processes_other_than({1, *box.helpers})
+    clean = not process.scratch_entries() and (
+        quick or (process.ipc_objects() == 0 and not process.live_processes_other_than({1, *box.helpers}))
     )
     ended.status, ended.usage = status, usage
     return outlived, clean

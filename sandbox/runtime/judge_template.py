@@ -47,31 +47,13 @@ class TemplateGone(OSError):
 
 def start(control_child: socket.socket, control_parent: socket.socket, run_judge: RunJudge) -> int:
     """Fork the template (PID 1 calls this before reading any job); returns its pid."""
-    pid = os.fork()
-    if pid == 0:
-        log = os.dup(2)  # the container's stderr, for the template's own crash report only
-        try:
-            control_parent.close()
-            _serve(control_child, run_judge)
-        except BaseException:
-            import traceback
-
-            os.write(log, ("passk judge template: " + traceback.format_exc()).encode("utf-8", "replace"))
-        finally:
-            os._exit(0)
-    control_child.close()
-    return pid
+    return process.start_helper("judge template", control_child, control_parent,
+                                lambda control: _serve(control, run_judge))
 
 
 def _serve(control: socket.socket, run_judge: RunJudge) -> None:
     """Runs for ever in the template; returns when PID 1 closes the control socket. Every page this loop writes
     is a fault per judge: it does nothing but receive, fork, close and answer."""
-    process.make_non_dumpable()
-    # PID 1's stdin and stdout are the host's channel: nothing forked from here may inherit them.
-    devnull = os.open("/dev/null", os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
     fork, close, answer, receive = process.fork_sibling, os.close, control.send, socket.recv_fds
     while True:
         data, fds, _, _ = receive(control, 1, _MAX_FDS)

@@ -1,4 +1,5 @@
-"""Process plumbing shared by PID 1 and the zygote: identities, limits, clean-up, cgroup figures.
+"""Process plumbing shared by PID 1 and its helpers (the zygote, the judge template): identities, limits, clean-up,
+cgroup figures, forks.
 
 Identities. The container starts as root holding only CAP_SETUID, CAP_SETGID
 and CAP_SETPCAP (container.py). PID 1 and the zygote keep them; every other
@@ -21,6 +22,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import socket
 import stat
 import time
 import typing
@@ -70,6 +72,33 @@ def fork_sibling() -> int:
     _after_fork_parent()
     if pid < 0:
         raise OSError(error, f"clone failed: {os.strerror(error)}")
+    return pid
+
+
+def start_helper(name: str, control_child: socket.socket, control_parent: socket.socket,
+                 serve: typing.Callable[[socket.socket], None]) -> int:
+    """Fork one of PID 1's helpers (the zygote, the judge template; PID 1 calls this before it reads any job):
+    non-dumpable, with /dev/null for its standard descriptors (PID 1's stdin and stdout are the host's channel,
+    which nothing forked from a helper may inherit), running `serve(control_child)` until it returns. A failure
+    is reported on the container's stderr. Returns its pid."""
+    pid = os.fork()
+    if pid == 0:
+        log = os.dup(2)  # the container's stderr, for the helper's own crash report only
+        try:
+            control_parent.close()
+            make_non_dumpable()
+            devnull = os.open("/dev/null", os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(devnull, fd)
+            os.close(devnull)
+            serve(control_child)
+        except BaseException:
+            import traceback
+
+            os.write(log, f"passk {name}: {traceback.format_exc()}".encode("utf-8", "replace"))
+        finally:
+            os._exit(0)
+    control_child.close()
     return pid
 
 

@@ -37,9 +37,8 @@ from . import messages, process, report, seccomp
 
 
 class Zygote:
-    def __init__(self, control: socket.socket, run_candidate: object, log: int = -1) -> None:
+    def __init__(self, control: socket.socket, run_candidate: object) -> None:
         self.control = control
-        self.log = log
         self.run_candidate = run_candidate  # what a forked candidate executes (candidate.main)
         self.session: "socket.socket | None" = None
         self.limits: dict = {}
@@ -50,14 +49,9 @@ class Zygote:
         self.poller: "select.poll | None" = None
 
     def serve(self) -> None:
-        """Runs forever in the zygote process; exits when PID 1 closes the control socket."""
-        process.make_non_dumpable()
+        """Runs forever in the zygote process (process.start_helper made it non-dumpable, its standard descriptors
+        /dev/null); exits when PID 1 closes the control socket."""
         process.become_subreaper()
-        # PID 1's stdin and stdout are the host's channel: nothing forked from here may inherit them.
-        devnull = os.open("/dev/null", os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        os.close(devnull)
         wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
         signal.set_wakeup_fd(wake_w)
@@ -238,20 +232,8 @@ class Zygote:
 
 def start(control_child: socket.socket, control_parent: socket.socket, run_candidate: object) -> int:
     """Fork the zygote (call before reading any job); returns its pid."""
-    pid = os.fork()
-    if pid == 0:
-        log = os.dup(2)  # the container's stderr, for the zygote's own crash report only (never inherited)
-        try:
-            control_parent.close()
-            Zygote(control_child, run_candidate, log).serve()
-        except BaseException:
-            import traceback
-
-            os.write(log, ("passk zygote: " + traceback.format_exc()).encode("utf-8", "replace"))
-        finally:
-            os._exit(0)
-    control_child.close()
-    return pid
+    return process.start_helper("zygote", control_child, control_parent,
+                                lambda control: Zygote(control, run_candidate).serve())
 
 
 # ------------------------------------------------------------------- client

@@ -6,7 +6,10 @@ in the real image is shown by a program that checks its own parent and the conta
 from __future__ import annotations
 
 import os
+import signal
 import socket
+
+import pytest
 
 from sandbox.executor import Sandbox
 from sandbox.runtime import judge_template, process
@@ -88,3 +91,19 @@ def test_in_the_image_the_program_is_pid_1s_child_beside_its_two_helpers(sandbox
         """
     ))
     assert outcome.verdict is Verdict.PASSED, outcome
+
+
+def test_a_template_that_is_gone_is_said_so_not_waited_for() -> None:
+    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    template = judge_template.start(child, parent, _judge)
+    os.kill(template, signal.SIGKILL)
+    os.waitpid(template, 0)
+    read_end, write_end = os.pipe()
+    order = judge_template.write_order("", True, b"0", "/tmp", {}, [3])
+    try:
+        with pytest.raises(judge_template.TemplateGone):
+            judge_template.fork_judge(parent, order, [write_end])
+    finally:
+        for fd in (order, read_end, write_end):
+            os.close(fd)
+        parent.close()

@@ -2,7 +2,7 @@
 cgroup figures, forks.
 
 Identities. The container starts as root holding only CAP_SETUID, CAP_SETGID
-and CAP_SETPCAP (container.py). PID 1 and the zygote keep them; every other
+and CAP_SETPCAP (container.py). PID 1 and its helpers keep them; every other
 process drops to one of two uids for good, with an empty bounding set:
 
 - JUDGE_UID (10002) runs passk's judges and the problem's own tests;

@@ -11,10 +11,12 @@ import socket
 
 MAX_FDS = 8
 MAX_BYTES = 1 << 16
+# Made once: json.dumps with arguments of its own builds an encoder per call (see wire.py).
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def send(sock: socket.socket, message: dict, fds: "list | None" = None) -> None:
-    data = json.dumps(message, separators=(",", ":")).encode()
+    data = _encode(message).encode()
     if fds:
         socket.send_fds(sock, [data], fds)
     else:

@@ -44,6 +44,10 @@ SPAWN_FD = 5
 _STDLIB = frozenset(getattr(_sys, "stdlib_module_names", ()))
 
 
+# A call's identity among the answers kept; made once (json.dumps with arguments builds an encoder per call).
+_request_key = _json.JSONEncoder(separators=(",", ":"), sort_keys=True).encode
+
+
 class CandidateEnded(BaseException):
     """The candidate's process ended while the tests still needed it (`code` as os.waitstatus_to_exitcode)."""
 
@@ -97,7 +101,7 @@ class _Candidate:
     def call(self, name: str, args: tuple, kwargs: dict) -> object:
         request = {"name": name, "args": [_outgoing(name, value) for value in args],
                    "kwargs": [[key, _outgoing(name, value)] for key, value in kwargs.items()]}
-        key = _json.dumps(request, separators=(",", ":"), sort_keys=True)
+        key = _request_key(request)
         if self.replaying:  # a failing assertion's values, shown from what the candidate already answered
             if key not in self.answers:
                 raise _NotAnswered(name)

@@ -54,8 +54,13 @@ _FACTORIES = {t.__name__: t for t in (int, float, str, list, dict, set, frozense
 # ------------------------------------------------------------------ framing
 
 
+# json.dumps with any argument of its own builds a new encoder per call; a forked process that does so pays for
+# the pages that touches (copy-on-write faults) in every judge and candidate.
+_encode = _json.JSONEncoder(separators=(",", ":")).encode
+
+
 def send(fd: int, message: dict) -> None:
-    data = _json.dumps(message, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    data = _encode(message).encode("utf-8", "surrogatepass")
     view = memoryview(_LENGTH.pack(_len(data)) + data)
     while view:
         view = view[_os.write(fd, view):]

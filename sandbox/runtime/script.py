@@ -79,7 +79,7 @@ def _prepare(argv: list, path: str) -> dict:
     _signal.signal(_signal.SIGPIPE, _signal.SIG_IGN)
     _signal.signal(_signal.SIGXFSZ, _signal.SIG_IGN)
     atexit._clear()  # only the program's own callbacks run at its exit
-    if "random" in sys.modules:  # seeded once at import, in the zygote: a fresh interpreter seeds it anew
+    if "random" in sys.modules:  # the runtime never loads it; if the zygote ever held it, seeded there, once
         sys.modules["random"].seed()
     main = type(sys)("__main__")
     namespace = main.__dict__

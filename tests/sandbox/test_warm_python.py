@@ -120,7 +120,8 @@ def test_a_program_ends_as_under_a_fresh_interpreter(sandbox: Sandbox) -> None:
 
 
 def test_each_program_gets_a_freshly_seeded_random(sandbox: Sandbox) -> None:
-    """`random` is seeded at import, once, in the zygote: each program reseeds it, as a fresh interpreter does."""
+    """Each program imports `random` seeded anew, as under a fresh interpreter: the zygote never loads it (and
+    script.py would reseed it if it did)."""
     probe = "import random\nprint(random.random(), random.getrandbits(64))\n"
     outcomes = run_programs(sandbox, [_pair(probe)[0] for _ in range(3)], time_limit_s=5.0)
     assert [outcome.verdict for outcome in outcomes] == ["passed"] * 3, outcomes

@@ -11,12 +11,14 @@ import socket
 
 MAX_FDS = 8
 MAX_BYTES = 1 << 16
-# Made once: json.dumps with arguments of its own builds an encoder per call (see wire.py).
-_encode = json.JSONEncoder(separators=(",", ":")).encode
+# Compact JSON, as the runtime's processes send it to each other and to the host (wire.py, supervisor.py too).
+# Made once: json.dumps with arguments of its own builds an encoder per call, and in a forked judge, candidate
+# or zygote the pages that touches are copy-on-write faults.
+encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def send(sock: socket.socket, message: dict, fds: "list | None" = None) -> None:
-    data = _encode(message).encode()
+    data = encode(message).encode()
     if fds:
         socket.send_fds(sock, [data], fds)
     else:

@@ -32,6 +32,8 @@ import json as _json
 import os as _os
 import struct as _struct
 
+from .messages import encode as _encode
+
 MAX_DEPTH = 100
 MAX_MESSAGE = 1 << 30
 _LENGTH = _struct.Struct(">I")
@@ -52,11 +54,6 @@ _FACTORIES = {t.__name__: t for t in (int, float, str, list, dict, set, frozense
 
 
 # ------------------------------------------------------------------ framing
-
-
-# json.dumps with any argument of its own builds a new encoder per call; a forked process that does so pays for
-# the pages that touches (copy-on-write faults) in every judge and candidate.
-_encode = _json.JSONEncoder(separators=(",", ":")).encode
 
 
 def send(fd: int, message: dict) -> None:

@@ -21,6 +21,18 @@ from service.core.settings import Settings
 log = logging.getLogger(__name__)
 
 
+class ImageNotReady(Exception):
+    """A language's image is not known to this worker yet. Raised by `LanguageImages.key` inside a claim's
+    transaction, which then leases nothing: the thread finds or builds the image (`prepare`, minutes for some
+    languages) outside any transaction and claims again. A build inside the claim would hold its samples' rows
+    and a connection for its whole length, and the claimed leases, dated from the transaction's start, could
+    expire before it committed."""
+
+    def __init__(self, language: str) -> None:
+        super().__init__(f"the {language} image is not ready on this worker")
+        self.language = language
+
+
 class LanguageImages:
     def __init__(self, settings: Settings, sessions: sessionmaker[Session]) -> None:
         self.settings = settings
@@ -40,11 +52,20 @@ class LanguageImages:
                 self._record(language.name, image, toolchain_version(client, image, language.name))
 
     def key(self, language: str) -> tuple[str, str]:
-        """(image id, toolchain version) of a language: part of the program and of its cache key."""
+        """(image id, toolchain version) of a language: part of the program and of its cache key. Never builds
+        (it is called inside a claim's transaction): ImageNotReady if the image is not known yet."""
         if not languages.get(language).own_image:  # the sandbox image itself
             return self.sandbox_image_id, ""
-        _, image_id, version = self._image(language)
+        with self._lock:
+            known = self._images.get(language)
+        if known is None:
+            raise ImageNotReady(language)
+        _, image_id, version = known
         return image_id, version
+
+    def prepare(self, language: str) -> None:
+        """Find or build a language's image (outside any transaction), so that `key` knows it."""
+        self._image(language)
 
     def tag(self, language: str) -> str:
         return self._image(language)[0]

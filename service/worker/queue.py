@@ -283,7 +283,8 @@ def claim_batch(
     only_priority: str | None = None,
 ) -> list[ClaimedSample]:
     """`image_id`: the sandbox image's id, or (languages) a function language -> (its image's id, toolchain
-    version), which the program and its cache key include. `interactive_limit`: at most this many samples of
+    version), which the program and its cache key include; what it raises ends the claim (the caller's transaction
+    rolls back: nothing leased, no attempt counted). `interactive_limit`: at most this many samples of
     interactive runs in one claim (a thread runs its claim's programs one after the other: frames.ClaimSize says
     how many). `only_priority`: claim runs of that priority only."""
     rows: list = []

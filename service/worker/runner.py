@@ -39,7 +39,7 @@ from service.worker.engine import EngineWatch
 from service.worker.frames import GIVEN_BACK_DETAIL, CancelCheck, ClaimSize, Frames, Skipped, discard, run_safely
 from service.worker.gate import ExclusiveGate
 from service.worker.heartbeat import Heartbeat
-from service.worker.images import LanguageImages
+from service.worker.images import ImageNotReady, LanguageImages
 from service.worker.lane import RerunQueue
 from service.worker.recorder import Recorder
 from service.worker.wakeup import Wakeup, listen
@@ -184,13 +184,17 @@ class Worker:
             self._claims += 1
             # Interactive runs first, except every batch_share-th claim: batch runs never starve.
             first = "batch" if self._claims % cfg.batch_share == 0 else "interactive"
-        with transaction(self.sessions) as session:
-            claimed = queue.claim_batch(
-                session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
-                cfg.default_memory_mb, self.images.key, first, interactive_limit=sizes.size,
-                only_priority=RunPriority.INTERACTIVE if interactive_only else None,
-            )
-            hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
+        try:
+            with transaction(self.sessions) as session:
+                claimed = queue.claim_batch(
+                    session, self.owner, cfg.batch_size, cfg.lease_seconds, cfg.default_time_limit_s,
+                    cfg.default_memory_mb, self.images.key, first, interactive_limit=sizes.size,
+                    only_priority=RunPriority.INTERACTIVE if interactive_only else None,
+                )
+                hits = lookup_cache(session, (s.cache_key for s in claimed if s.cache_key))
+        except ImageNotReady as missing:  # the claim leased nothing: the image first, then claim again
+            self.images.prepare(missing.language)
+            return True
         interactive = bool(claimed) and claimed[0].priority == RunPriority.INTERACTIVE
         # One notification stood for more samples than this claim took (a batch run, an interactive run of several),
         # so another idle thread looks too. A one-sample run has a notification of its own.

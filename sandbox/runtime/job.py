@@ -186,6 +186,38 @@ class Frame:
         return from_dict(cls, json.loads(data.decode("utf-8", "surrogatepass")))
 
 
+# ------------------------------------------------------------------ a judged Python job's program
+
+# A judged Python job's program is one call of a judge's entry point (supervisor.JUDGE_ENTRY_POINTS) with its
+# configuration, JSON in a string literal: the judge runs it as it is, and it is the verdict cache's bytes.
+TESTS_ENTRY_POINT = "_passk_tests_main"  # trusted_tests.main: HumanEval and MBPP tests
+DRIVER_ENTRY_POINT = "_passk_main"  # driver.main: stdin/stdout and call cases
+
+
+def judge_call(entry_point: str, config: dict) -> str:
+    """The program that calls the judge's `entry_point` with `config`."""
+    payload = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return f"{entry_point}({payload!r})\n"
+
+
+def tests_parts(program: str) -> tuple[str, str] | None:
+    """(the problem's side of a tests job, as JSON: its tests, prompt and entry point; the candidate's source),
+    what a kept judge (live_judge.py) is chosen by and what it is sent; None for any other program."""
+    head, tail = TESTS_ENTRY_POINT + "(", ")\n"
+    if not (program.startswith(head) and program.endswith(tail)):
+        return None
+    import ast  # only PID 1 needs it, and only once the helpers are forked
+
+    try:
+        config = json.loads(ast.literal_eval(program[len(head):-len(tail)]))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if type(config) is not dict or type(config.get("candidate")) is not str:
+        return None
+    source = config.pop("candidate")
+    return json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False), source
+
+
 def budget_s(job: Job, wall_factor: float) -> float:
     """Wall-clock seconds PID 1 may take for `job`: the backstops of every step it can run, summed.
 

@@ -1,7 +1,7 @@
 """The judge template: where every judge process comes from.
 
 PID 1 forks it when the container starts, with the zygote, before it has read
-a job. Per job, PID 1 sends it the judge's descriptors; it forks the judge
+a job. For each new judge, PID 1 sends it the judge's descriptors; it forks the judge
 with CLONE_PARENT (process.fork_sibling), so the judge is PID 1's child
 exactly as if PID 1 had forked it: PID 1 waits for it, reads its status and
 rusage, and kills it at a limit.
@@ -18,7 +18,9 @@ Protocol, on a SOCK_SEQPACKET socket: PID 1 sends one byte with the
 descriptors [the order, then one per target fd of the judge]; the template
 answers the judge's pid in ASCII, or `E<errno> <why>` if it could not fork.
 The order is a memfd PID 1 wrote (write_order): a JSON line {judged, nonce,
-scratch, limits, targets}, then the program. Only the judge reads it. PID 1
+scratch, limits, targets[, live]}, then the program (for a kept judge, `live`
+is the problem's side and the program the candidate's source: live_judge.py).
+Only the judge reads it; a kept judge's next samples come as orders too. PID 1
 closing the socket ends the template.
 """
 
@@ -77,9 +79,12 @@ def _serve(control: socket.socket, run_judge: RunJudge) -> None:
 # ------------------------------------------------------------------- the order
 
 
-def write_order(program: str, judged: bool, nonce: bytes, scratch: str, limits: dict, targets: list) -> int:
+def write_order(program: str, judged: bool, nonce: bytes, scratch: str, limits: dict, targets: list,
+                live: str | None = None) -> int:
     """PID 1's side: a memfd holding what the judge needs, read from its start."""
     header = {"judged": judged, "nonce": nonce.decode(), "scratch": scratch, "limits": limits, "targets": targets}
+    if live is not None:
+        header["live"] = live
     fd = os.memfd_create("order", os.MFD_CLOEXEC)
     try:
         view = memoryview((json.dumps(header) + "\n" + program).encode("utf-8", "surrogatepass"))

@@ -426,12 +426,12 @@ def as_uid(uid: int) -> "typing.Iterator[None]":
         os.setresuid(-1, 0, -1)
 
 
-def set_limits(cpu_s: float, memory_bytes: int, file_bytes: int) -> None:
+def set_limits(cpu_s: float, memory_bytes: int, file_bytes: int, cpu_hard_s: int | None = None) -> None:
     import math
     import resource
 
     cpu = max(1, math.ceil(cpu_s))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1 if cpu_hard_s is None else cpu_hard_s))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

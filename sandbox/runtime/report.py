@@ -34,6 +34,8 @@ FLAGS = {
     "reached_judge": "tried to read, signal or trace the judge",
 }
 
+# The report channel's descriptor in a judge.
+FD = 3
 KINDS = ("PASS", "FAILED", "ERROR", "MEMORY", "EXITED", "KILLED", "ENDED", "RAISED", "BROKEN", "SETUP")
 FLAG = b"FLAG "
 # Out-of-memory errors, by the class a judge reports a candidate raising (RAISED `<class>: <message>`).

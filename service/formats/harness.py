@@ -8,20 +8,15 @@ key, so a changed judge never reuses an old verdict.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from typing import Any
 
+from sandbox.runtime.job import DRIVER_ENTRY_POINT, TESTS_ENTRY_POINT, judge_call
 from service.formats.program import Program
 
 # Time the driver itself needs (start-up, forks, comparisons) on top of the cases' CPU time.
 PROGRAM_SLACK_S = 1.0
 PER_CASE_SLACK_S = 0.05
-
-
-def _call(function: str, config: dict[str, Any]) -> str:
-    payload = json.dumps(config, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return f"{function}({payload!r})\n"
 
 
 def driver_program(config: dict[str, Any]) -> Program:
@@ -32,7 +27,7 @@ def driver_program(config: dict[str, Any]) -> Program:
     """
     cases = len(config["cases"])
     limit = config["case_time_limit_s"] * cases + PROGRAM_SLACK_S + PER_CASE_SLACK_S * cases
-    return Program(_call("_passk_main", config), round(limit, 3), judged=True)
+    return Program(judge_call(DRIVER_ENTRY_POINT, config), round(limit, 3), judged=True)
 
 
 @lru_cache(maxsize=4096)
@@ -55,4 +50,4 @@ def trusted_prelude(prompt: str) -> str:
 def trusted_tests_program(candidate: str, prelude: str, tests: str, entry_point: str | None) -> Program:
     """Tests run by the judge, the candidate (`candidate` source) in a process of its own (trusted_tests.py)."""
     config = {"candidate": candidate, "prelude": prelude, "tests": tests, "entry_point": entry_point}
-    return Program(_call("_passk_tests_main", config), judged=True)
+    return Program(judge_call(TESTS_ENTRY_POINT, config), judged=True)

@@ -2,8 +2,8 @@
 
     .venv/bin/python bench/sandbox_faults.py [--copies 2] [--image passk-sandbox:latest]
 
-HumanEval's 164 canonical solutions (`--copies` times each) run judged, as passk runs them, through one
-warm container, twice: once while `perf` (Debian: linux-perf) samples every CPU about 1,000 times a second
+HumanEval's 164 canonical solutions (`--copies` times each, one problem's copies after each other, so a judge
+serves them all as in a worker's frame) run judged, as passk runs them, through one warm container, twice: once while `perf` (Debian: linux-perf) samples every CPU about 1,000 times a second
 with call chains, and once while it records every user-space page fault (which slows each fault down, so the
 CPU figures come from the first pass). Each fault is put down to the container process that took it (PID 1,
 the zygote, the judge template, a judge, a candidate) and to the memory it touched, named from the maps of the
@@ -161,8 +161,8 @@ def main() -> None:
     client = connect()
     problems = list(read_problems().values())
     jobs = []
-    for copy in range(args.copies):
-        for i, p in enumerate(problems):
+    for i, p in enumerate(problems):  # a problem's copies one after the other, as in a worker's frame
+        for copy in range(args.copies):
             problem = SimpleNamespace(format="humaneval", prompt=p["prompt"], test=p["test"],
                                       entry_point=p["entry_point"])
             program = program_for(problem, p["canonical_solution"] + f"\n# copy {copy}\n").text

@@ -117,6 +117,8 @@ class SandboxSettings:
     cpu_shares: int = SANDBOX_CPU_SHARES
     # Docker's cgroup_parent for the containers (see sandbox/cgroups.py); None: the engine's default.
     cgroup_parent: str | None = None
+    # The core this sandbox's containers run their programs on (Frame.core); None: any.
+    core: int | None = None
 
 
 class Sandbox:
@@ -227,7 +229,7 @@ class Sandbox:
         """Send one frame and collect results until batch_done (False) or retire (True)."""
         cfg = self.settings
         container.send_frame(Frame(jobs=batch, cpus=cfg.cpus, scratch_bytes=cfg.scratch_bytes,
-                                   excerpt_bytes=cfg.excerpt_bytes, wall_factor=cfg.wall_factor))
+                                   excerpt_bytes=cfg.excerpt_bytes, wall_factor=cfg.wall_factor, core=cfg.core))
         expected = {job.id: job for job in batch}
         for job in batch:
             # Results arrive in order, so each program gets its own host-side deadline.

@@ -250,6 +250,7 @@ class Container:
         self.template_pid = judge_template.start(child, parent, run_child)
         self.template_alive = True
         self.live: live_judge.LiveJudge | None = None  # the judge kept for the current problem's samples
+        self.core: int | None = None
 
     @property
     def helpers(self) -> set:
@@ -265,6 +266,18 @@ class Container:
         elif self.live is not None and pid == self.live.pid:
             self.live.control.close()
             self.live = None
+
+    def pin(self, core: int | None) -> None:
+        """Run PID 1 and its helpers, and so every process they fork from now on, on `core` (Frame.core); a core
+        this container may not use leaves them where they are."""
+        if core is None or core == self.core:
+            return
+        try:
+            for pid in (0, *self.helpers):
+                os.sched_setaffinity(pid, {core})
+        except (OSError, ValueError, OverflowError):
+            return
+        self.core = core
 
     @property
     def kept(self) -> set:
@@ -689,6 +702,7 @@ def main() -> int:
         frame = read_frame(stdin, deadline)
         if frame is None:
             return 0  # the host went away (or we idled out): let the container end
+        box.pin(frame.core)
         for job in frame.jobs:
             sequence += 1
             try:

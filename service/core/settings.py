@@ -81,6 +81,11 @@ class Settings(BaseSettings):
 
     # Worker behaviour.
     worker_concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
+    # Each of those threads' sandboxes runs its programs on a core of its own (thread i on the i-th core the
+    # worker may use, round the cores again past the last): a program's processes hand the CPU to each other many
+    # times, cheaper on one core (docs/benchmarks.md). Off where the cores are shared with other tenants (a
+    # Kubernetes node without exclusive CPUs): the kernel then places them.
+    sandbox_pinning: bool = True
     # Sandboxes beyond worker_concurrency that run interactive runs only (POST /run_code, `?wait=` runs), one
     # program at a time each: programs that sleep or wait hold these, not the threads other programs could use, so
     # that up to this many more programs than cores run at once while they are not using CPU. Each may take its

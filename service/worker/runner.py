@@ -13,6 +13,7 @@ can be killed at any moment: its leases expire and other workers take over.
 from __future__ import annotations
 
 import logging
+import os
 import random
 import signal
 import threading
@@ -50,6 +51,11 @@ log = logging.getLogger(__name__)
 PRUNE_EVERY_S = 300.0
 RECLAIM_EVERY_S = 5.0
 
+
+def sandbox_cores(threads: int, usable: list[int]) -> list[int | None]:
+    """The core each claiming thread's sandbox runs its programs on (Settings.sandbox_pinning): thread i on the
+    i-th of the `usable` cores, round them again past the last; None for all when none is given."""
+    return [usable[i % len(usable)] if usable else None for i in range(threads)]
 
 class Worker:
     def __init__(self, settings: Settings, database_url: str, image: str, concurrency: int | None = None) -> None:
@@ -108,7 +114,9 @@ class Worker:
         if self.settings.sandbox_cgroup_parent:
             ensure_parent(self.settings.sandbox_cgroup_parent, self.settings.sandbox_cgroup_cpu_shares)
         log.warning("worker %s: %d threads, image %s", self.owner, self.concurrency, self.image)
-        threads = [threading.Thread(target=self._execute_loop, name=f"exec-{i}", daemon=True) for i in range(self.concurrency)]
+        cores = sandbox_cores(self.concurrency, sorted(os.sched_getaffinity(0)) if self.settings.sandbox_pinning else [])
+        threads = [threading.Thread(target=self._execute_loop, kwargs={"core": core}, name=f"exec-{i}", daemon=True)
+                   for i, core in enumerate(cores)]
         threads += [threading.Thread(target=self._execute_loop, args=(True,), name=f"interactive-{i}", daemon=True)
                     for i in range(self.settings.interactive_sandboxes)]
         threads.append(threading.Thread(target=self._rerun_loop, name="rerun", daemon=True))
@@ -137,20 +145,20 @@ class Worker:
 
     # -- threads
 
-    def _new_sandbox(self) -> Sandbox:
+    def _new_sandbox(self, core: int | None = None) -> Sandbox:
         cfg = self.settings
         return Sandbox(
             connect(),
             SandboxSettings(
                 image=self.image, images=self.images.tag, cpus=cfg.sandbox_cpus, pids=cfg.sandbox_pids,
                 scratch_bytes=cfg.sandbox_scratch_mb * 1024 * 1024, excerpt_bytes=cfg.output_excerpt_bytes,
-                owner=self.owner, cpu_shares=cfg.sandbox_cpu_shares, cgroup_parent=self.cgroup_parent,
+                owner=self.owner, cpu_shares=cfg.sandbox_cpu_shares, cgroup_parent=self.cgroup_parent, core=core,
             ),
         )
 
-    def _execute_loop(self, interactive_only: bool = False) -> None:
+    def _execute_loop(self, interactive_only: bool = False, core: int | None = None) -> None:
         cfg = self.settings
-        sandbox = self._new_sandbox()
+        sandbox = self._new_sandbox(core)
         sizes = ClaimSize(cfg.interactive_batch_size)  # how many samples of interactive runs this thread claims
         try:
             while not self.stopping.is_set():

@@ -117,7 +117,7 @@ class SandboxSettings:
     cpu_shares: int = SANDBOX_CPU_SHARES
     # Docker's cgroup_parent for the containers (see sandbox/cgroups.py); None: the engine's default.
     cgroup_parent: str | None = None
-    # The core this sandbox's containers run their programs on (Frame.core); None: any.
+    # The core this sandbox's containers run their programs on (Frame.core) when a run asks for it; None: any.
     core: int | None = None
 
 
@@ -148,8 +148,9 @@ class Sandbox:
         """The name of the live container, None when there is none."""
         return self._container.name if self._container is not None else None
 
-    def run(self, jobs: list[Job]) -> list[Outcome]:
-        """Run every job; the result list is in the same order as `jobs`."""
+    def run(self, jobs: list[Job], pinned: bool = True) -> list[Outcome]:
+        """Run every job; the result list is in the same order as `jobs`. Unless `pinned` is False, on the
+        sandbox's core (SandboxSettings.core)."""
         outcomes: dict[str, Outcome] = {}
         breaks: dict[str, int] = {}
         pending = list(jobs)
@@ -170,7 +171,7 @@ class Sandbox:
             batch = [solo] if solo is not None else [job for job in pending if _group(job) == group]
             solo = None
             try:
-                retired = self._converse(container, batch, outcomes)
+                retired = self._converse(container, batch, outcomes, self.settings.core if pinned else None)
             except ContainerBroken as exc:
                 self.settings.stats["broken"] += 1
                 suspect = next((job for job in batch if job.id not in outcomes), None)
@@ -225,11 +226,12 @@ class Sandbox:
         self._container = container
         return container
 
-    def _converse(self, container: SandboxContainer, batch: list[Job], outcomes: dict[str, Outcome]) -> bool:
+    def _converse(self, container: SandboxContainer, batch: list[Job], outcomes: dict[str, Outcome],
+                  core: int | None) -> bool:
         """Send one frame and collect results until batch_done (False) or retire (True)."""
         cfg = self.settings
         container.send_frame(Frame(jobs=batch, cpus=cfg.cpus, scratch_bytes=cfg.scratch_bytes,
-                                   excerpt_bytes=cfg.excerpt_bytes, wall_factor=cfg.wall_factor, core=cfg.core))
+                                   excerpt_bytes=cfg.excerpt_bytes, wall_factor=cfg.wall_factor, core=core))
         expected = {job.id: job for job in batch}
         for job in batch:
             # Results arrive in order, so each program gets its own host-side deadline.

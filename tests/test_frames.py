@@ -20,9 +20,11 @@ class _Sandbox:
 
     def __init__(self) -> None:
         self.frames: list[int] = []
+        self.pinned: list[bool] = []
 
-    def run(self, jobs: list[Job]) -> list[Outcome]:
+    def run(self, jobs: list[Job], pinned: bool = True) -> list[Outcome]:
         self.frames.append(len(jobs))
+        self.pinned.append(pinned)
         return [Outcome(job.id, Verdict.PASSED) for job in jobs]
 
 
@@ -37,10 +39,11 @@ class _Worker:
         self.recorded.append(len(samples))
 
     def frames(self, sandbox: _Sandbox, claimed: list, last: tuple[uuid.UUID, int] | None = None,
-               budget_s: float | None = None, clock: Callable[[], float] = time.monotonic) -> Frames:
+               budget_s: float | None = None, clock: Callable[[], float] = time.monotonic,
+               pinned: bool = True) -> Frames:
         return Frames(sandbox, claimed, shared=contextlib.nullcontext, engine_answers=lambda: True,  # type: ignore[arg-type]
                       record=self.record, cancelled=lambda: self.is_cancelled, last=last, budget_s=budget_s,
-                      clock=clock)
+                      clock=clock, pinned=pinned)
 
 
 def _batch(run_id: uuid.UUID, n: int, first_id: int = 1) -> tuple[list[SimpleNamespace], list[Job]]:
@@ -100,7 +103,7 @@ class _SlowSandbox(_Sandbox):
         super().__init__()
         self.clock, self.seconds = clock, seconds
 
-    def run(self, jobs: list[Job]) -> list[Outcome]:
+    def run(self, jobs: list[Job], pinned: bool = True) -> list[Outcome]:
         self.clock[0] += self.seconds * len(jobs)
         return super().run(jobs)
 
@@ -150,3 +153,11 @@ def test_an_interactive_claim_that_comes_back_short_sets_the_next_size_to_what_i
     assert sizes.size == 3
     sizes.claimed(0)  # nothing waits: back to one
     assert sizes.size == 1
+
+
+def test_every_frame_of_a_batch_runs_pinned_or_not_as_the_batch_was_told() -> None:
+    for pinned in (True, False):
+        worker, sandbox = _Worker(), _Sandbox()
+        claimed, jobs = _batch(uuid.uuid4(), 5)
+        worker.frames(sandbox, claimed, pinned=pinned).run(jobs)
+        assert len(sandbox.pinned) > 1 and set(sandbox.pinned) == {pinned}

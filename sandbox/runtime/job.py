@@ -177,7 +177,8 @@ class Frame:
     scratch_bytes: int = DEFAULT_SCRATCH_BYTES
     excerpt_bytes: int = DEFAULT_EXCERPT_BYTES
     wall_factor: float = DEFAULT_WALL_FACTOR
-    # The core the container's processes run on (the worker thread's own), None: wherever the kernel puts them.
+    # The core the container's processes run on (the worker thread's own), None: wherever the kernel puts them
+    # (a container pinned for an earlier frame is unpinned).
     # A program's processes hand the CPU to each other many times (PID 1, the judge, the zygote, the
     # candidate); on one core each hand-over is a context switch, across cores a wake-up of another.
     core: int | None = None

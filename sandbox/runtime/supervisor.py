@@ -250,7 +250,8 @@ class Container:
         self.template_pid = judge_template.start(child, parent, run_child)
         self.template_alive = True
         self.live: live_judge.LiveJudge | None = None  # the judge kept for the current problem's samples
-        self.core: int | None = None
+        # The cores PID 1 and its helpers run on: all the container's (Frame.core pins them to one).
+        self.cores = self.allowed = os.sched_getaffinity(0)
 
     @property
     def helpers(self) -> set:
@@ -268,16 +269,17 @@ class Container:
             self.live = None
 
     def pin(self, core: int | None) -> None:
-        """Run PID 1 and its helpers, and so every process they fork from now on, on `core` (Frame.core); a core
-        this container may not use leaves them where they are."""
-        if core is None or core == self.core:
+        """Run PID 1 and its helpers, and so every process they fork from now on, on `core` (Frame.core), or
+        with None on every core the container may use; a core it may not use leaves them where they are."""
+        wanted = self.allowed if core is None else {core}
+        if wanted == self.cores:
             return
         try:
             for pid in (0, *self.helpers):
-                os.sched_setaffinity(pid, {core})
+                os.sched_setaffinity(pid, wanted)
         except (OSError, ValueError, OverflowError):
             return
-        self.core = core
+        self.cores = wanted
 
     @property
     def kept(self) -> set:

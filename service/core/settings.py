@@ -81,10 +81,11 @@ class Settings(BaseSettings):
 
     # Worker behaviour.
     worker_concurrency: int = Field(default_factory=lambda: os.cpu_count() or 1, ge=1)
-    # Each of those threads' sandboxes runs its programs on a core of its own (thread i on the i-th core the
-    # worker may use, round the cores again past the last): a program's processes hand the CPU to each other many
-    # times, cheaper on one core (docs/benchmarks.md). Off where the cores are shared with other tenants (a
-    # Kubernetes node without exclusive CPUs): the kernel then places them.
+    # Each of those threads' sandboxes runs batch runs' programs on a core of its own (thread i on the i-th core
+    # the worker may use, round the cores again past the last): a program's processes hand the CPU to each other
+    # many times, cheaper on one core (docs/benchmarks.md). Interactive runs' programs run on any core: their time
+    # limit is a wall-clock one, never re-run. Off where the cores are shared with other tenants (a Kubernetes
+    # node without exclusive CPUs): the kernel then places them all.
     sandbox_pinning: bool = True
     # Sandboxes beyond worker_concurrency that run interactive runs only (POST /run_code, `?wait=` runs), one
     # program at a time each: programs that sleep or wait hold these, not the threads other programs could use, so

@@ -70,11 +70,12 @@ class Frames:
         cancelled: Callable[[], bool],
         last: tuple[uuid.UUID, int] | None = None,
         budget_s: float | None = None,
+        pinned: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`budget_s`: once the batch has run this long, the programs not started yet are given back (Skipped);
-        at least one frame runs."""
-        self.sandbox = sandbox
+        at least one frame runs. `pinned`: on the sandbox's core (Sandbox.run)."""
+        self.sandbox, self.pinned = sandbox, pinned
         self.budget_s, self.clock = budget_s, clock
         self.started = clock()
         self.shared, self.engine_answers, self.record_now, self.cancelled = shared, engine_answers, record, cancelled
@@ -102,7 +103,7 @@ class Frames:
             frame = rest[:size]
             started = self.clock()
             with self.shared():
-                results, failed = run_safely(self.sandbox, frame)
+                results, failed = run_safely(self.sandbox, frame, self.pinned)
             outcomes += results
             self.engine_failed = failed or (
                 all(o.verdict is Verdict.SANDBOX_ERROR for o in results) and not self.engine_answers()
@@ -167,7 +168,7 @@ class CancelCheck:
         return self.cancelled
 
 
-def run_safely(sandbox: Sandbox, jobs: list[Job]) -> tuple[list[Outcome], bool]:
+def run_safely(sandbox: Sandbox, jobs: list[Job], pinned: bool = True) -> tuple[list[Outcome], bool]:
     """sandbox.run, and whether the sandbox itself failed.
 
     The executor turns a broken container into sandbox_error, but not an engine that stopped answering
@@ -175,7 +176,7 @@ def run_safely(sandbox: Sandbox, jobs: list[Job]) -> tuple[list[Outcome], bool]:
     retried by record_outcomes, and never blamed on the program.
     """
     try:
-        return sandbox.run(jobs), False
+        return sandbox.run(jobs, pinned), False
     except Exception as exc:
         log.error("the sandbox failed (%s): %d programs become sandbox errors", exc, len(jobs))
         discard(sandbox)

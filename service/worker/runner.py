@@ -239,6 +239,9 @@ class Worker:
             last=getattr(self._frame_sizes, "last", None),
             budget_s=self.settings.interactive_batch_seconds if claimed[0].priority == RunPriority.INTERACTIVE
             else self.settings.batch_seconds,
+            # An interactive run's time limit is a wall-clock one (/run_code's meaning) and its programs are not
+            # re-run after a wall-clock timeout: they run wherever a core is free, never waiting for their own.
+            pinned=claimed[0].priority != RunPriority.INTERACTIVE,
         )
         result = execute_batch(claimed, hits, frames.run)
         self._frame_sizes.last = (frames.run_id, frames.size)

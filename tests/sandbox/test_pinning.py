@@ -7,11 +7,11 @@ import re
 
 import docker
 
-from sandbox.executor import Sandbox, SandboxSettings
+from sandbox.executor import Job, Sandbox, SandboxSettings
 from sandbox.verdicts import Verdict
 from service.formats.harness import trusted_tests_program
 from service.worker.runner import sandbox_cores
-from tests.sandbox.programs import run_programs
+from tests.sandbox.programs import MIB
 
 # The tests print the judge's cores, the candidate its own, each as a sorted list.
 PROGRAM = trusted_tests_program(
@@ -23,8 +23,9 @@ PROGRAM = trusted_tests_program(
 )
 
 
-def cores_seen(box: Sandbox) -> dict[str, str]:
-    outcome = run_programs(box, [PROGRAM, PROGRAM])[1]  # the second on the kept judge
+def cores_seen(box: Sandbox, pinned: bool = True) -> dict[str, str]:
+    jobs = [Job(str(n), PROGRAM.text, 3.0, 256 * MIB, judged=True) for n in range(2)]
+    outcome = box.run(jobs, pinned)[1]  # the second on the kept judge
     assert outcome.verdict is Verdict.PASSED, outcome
     return dict(re.findall(r"(judge|candidate) (\[[\d, ]*\])", outcome.stdout or ""))
 
@@ -39,7 +40,11 @@ def test_a_pinned_sandbox_runs_the_judge_and_the_candidate_on_its_core(docker_cl
     usable = sorted(os.sched_getaffinity(0))
     core = usable[-1]
     box = Sandbox(docker_client, SandboxSettings(image=sandbox_image, owner="passk-tests", core=core))
+    everywhere = str(usable)
     try:
+        assert cores_seen(box) == {"judge": f"[{core}]", "candidate": f"[{core}]"}
+        # An interactive run's frame asks for no core: the same container runs it on every core, then pinned again.
+        assert cores_seen(box, pinned=False) == {"judge": everywhere, "candidate": everywhere}
         assert cores_seen(box) == {"judge": f"[{core}]", "candidate": f"[{core}]"}
     finally:
         box.close()

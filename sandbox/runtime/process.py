@@ -426,11 +426,17 @@ def as_uid(uid: int) -> "typing.Iterator[None]":
         os.setresuid(-1, 0, -1)
 
 
-def set_limits(cpu_s: float, memory_bytes: int, file_bytes: int, cpu_hard_s: int | None = None) -> None:
+def cpu_rlimit_s(cpu_s: float) -> int:
+    """RLIMIT_CPU's soft limit for a CPU limit of `cpu_s`: whole seconds, at least one."""
     import math
+
+    return max(1, math.ceil(cpu_s))
+
+
+def set_limits(cpu_s: float, memory_bytes: int, file_bytes: int, cpu_hard_s: int | None = None) -> None:
     import resource
 
-    cpu = max(1, math.ceil(cpu_s))
+    cpu = cpu_rlimit_s(cpu_s)
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1 if cpu_hard_s is None else cpu_hard_s))
     resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (file_bytes, file_bytes))

@@ -9,7 +9,6 @@ kills every process of the uid), and the orphans it left are reaped here, so tha
 from __future__ import annotations
 
 import fcntl
-import math
 import os
 import resource
 import select
@@ -56,7 +55,7 @@ class Step:
 
 def killed_at_cpu_limit(signum: int | None, cpu: float, limit_s: float) -> bool:
     """SIGXCPU at RLIMIT_CPU's soft limit, or SIGKILL at its hard one for a process that ignored SIGXCPU."""
-    rlimit = max(1, math.ceil(limit_s))
+    rlimit = process.cpu_rlimit_s(limit_s)
     return signum == signal.SIGXCPU or (signum == signal.SIGKILL and cpu >= rlimit - 0.05)
 
 
@@ -110,7 +109,7 @@ def _child(argv: list, setup: Setup, monitor: object, channel: socket.socket | N
         signal.pthread_sigmask(signal.SIG_SETMASK, [])
         process.drop_to(setup.uid)
         os.chdir(setup.cwd)
-        cpu = max(1, math.ceil(setup.cpu_s))
+        cpu = process.cpu_rlimit_s(setup.cpu_s)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         if setup.memory_bytes is not None:
             resource.setrlimit(resource.RLIMIT_AS, (setup.memory_bytes, setup.memory_bytes))

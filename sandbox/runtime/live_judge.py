@@ -138,7 +138,7 @@ def serve(problem: str, source: str, nonce: bytes, cpu_s: int, run_sample) -> No
         for target in TARGETS:  # PID 1 sees the sample's pipes end, and the zygote its session
             os.dup2(null, target)
         control.send(b"D%d" % status)
-        if status == 120 or failed is not None:
+        if status == report.SETUP_STATUS or failed is not None:
             os._exit(status)
         data, fds, _, _ = socket.recv_fds(control, 16, len(TARGETS) + 1)
         if not data or len(fds) != len(TARGETS) + 1:
@@ -147,8 +147,7 @@ def serve(problem: str, source: str, nonce: bytes, cpu_s: int, run_sample) -> No
         try:
             source, nonce = _next_sample(order_fd, given, cpu_s)
         except BaseException as exc:  # ours, not the sample's: its report pipe is in place by then
-            os.write(report.FD, b"SETUP " + repr(exc).encode()[:500])
-            os._exit(120)
+            report.setup_failed(report.FD, exc)
 
 
 def _next_sample(order_fd: int, given: list, cpu_s: int) -> tuple[str, bytes]:

@@ -27,6 +27,9 @@ The flags are what only a forger does; each sample carries those its program rai
 
 from __future__ import annotations
 
+import os
+from typing import NoReturn
+
 # name -> what the program did (shown in the API, the dashboard and the CLI).
 FLAGS = {
     "ended_early": "ended with status 0 before its tests finished",
@@ -36,6 +39,8 @@ FLAGS = {
 
 # The report channel's descriptor in a judge.
 FD = 3
+# The exit status that goes with SETUP: only with it is a SETUP report PID 1's sandbox_error.
+SETUP_STATUS = 120
 KINDS = ("PASS", "FAILED", "ERROR", "MEMORY", "EXITED", "KILLED", "ENDED", "RAISED", "BROKEN", "SETUP")
 FLAG = b"FLAG "
 # Out-of-memory errors, by the class a judge reports a candidate raising (RAISED `<class>: <message>`).
@@ -52,6 +57,13 @@ NOTED: list[str] = []
 def note(name: str) -> None:
     if name in FLAGS and name not in NOTED:
         NOTED.append(name)
+
+
+def setup_failed(fd: int, exc: BaseException) -> NoReturn:
+    """passk's own set-up failed before any of the program's code ran: SETUP on the report at `fd`, and exit with
+    SETUP_STATUS."""
+    os.write(fd, b"SETUP " + repr(exc).encode()[:500])
+    os._exit(SETUP_STATUS)
 
 
 def flag_line(name: str) -> bytes:

@@ -128,7 +128,7 @@ def _read_with_deadline(fd: int, size: int, deadline: float) -> bytes:
 def run_child(order_fd: int, given: list) -> None:
     """Runs in the judge (or a lone unjudged program) that the judge template forked, with the job's order (see
     judge_template.py) and its descriptors; never returns."""
-    report = given[0]  # the report pipe comes first (Container.fork_judge)
+    report_fd = given[0]  # the report pipe comes first (Container.fork_judge)
     try:
         order, program = judge_template.read_order(order_fd)
         fds = dict(zip(order["targets"], given))
@@ -140,7 +140,7 @@ def run_child(order_fd: int, given: list) -> None:
         high = {target: fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for target, fd in placed.items()}
         for target, fd in high.items():
             os.dup2(fd, target)
-        report = REPORT_FD
+        report_fd = REPORT_FD
         for fd in range(max(placed)):
             if fd not in placed:
                 try:
@@ -165,8 +165,7 @@ def run_child(order_fd: int, given: list) -> None:
             sys.stdout = open(1, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1)
             sys.stderr = open(2, "w", encoding="utf-8", errors="surrogatepass", closefd=False, buffering=1)
     except BaseException as exc:  # set-up failure is ours, not the program's
-        os.write(report, b"SETUP " + repr(exc).encode()[:500])
-        os._exit(120)
+        report.setup_failed(report_fd, exc)
     if live is not None:
         live_judge.serve(live, program, nonce, cpu_s, run_reported)
     harness(program, judged, nonce)
@@ -206,7 +205,7 @@ def run_reported(body: Callable[[], object], nonce: bytes) -> int:
         return 1
     except SpawnFailed as exc:
         say(b"SETUP could not start the candidate's process: " + _describe(exc))
-        return 120
+        return report.SETUP_STATUS
     except BaseException as exc:
         tag = b"ERROR"
         for cls, name in outcomes:
@@ -251,6 +250,9 @@ class Container:
         self.template_pid = judge_template.start(child, parent, run_child)
         self.template_alive = True
         self.live: live_judge.LiveJudge | None = None  # the judge kept for the current problem's samples
+        # A kept judge's CPU is read per sample from the container's cgroup (it has no rusage at exit): without
+        # that cgroup, every judge is new.
+        self.keeps_judges = process.cgroup_cpu_s() is not None
         # The cores PID 1 and its helpers run on: all the container's (Frame.core pins them to one).
         self.cores = self.allowed = os.sched_getaffinity(0)
 
@@ -431,9 +433,8 @@ def _spawn(job: Job, frame: Frame, sequence: int, box: Container) -> _Running:
         session = box.open_session(limits, os.path.join(process.SCRATCH_ROOT, f"c{sequence}"))
         child_fds[SPAWN_FD] = session.fileno()
     scratch = os.path.join(process.SCRATCH_ROOT, f"{'j' if judged else 's'}{sequence}")
-    # A tests job goes to a judge kept for its problem (live_judge.py), whose CPU is read per sample from the
-    # container's cgroup (a kept judge has no rusage at exit): without that cgroup, every judge is new.
-    parts = tests_parts(job.program) if judged and process.cgroup_cpu_s() is not None else None
+    # A tests job goes to a judge kept for its problem (live_judge.py).
+    parts = tests_parts(job.program) if judged and box.keeps_judges else None
     if parts is None:
         box.end_live()
     oom_before = process.oom_kills()
@@ -442,8 +443,9 @@ def _spawn(job: Job, frame: Frame, sequence: int, box: Container) -> _Running:
     try:
         if parts is not None:
             pid = box.live_judge(*parts, nonce, scratch, limits, child_fds)
+            live = box.live
         else:
-            pid = box.fork_judge(job.program, judged, nonce, scratch, limits, child_fds)
+            pid, live = box.fork_judge(job.program, judged, nonce, scratch, limits, child_fds), None
     except BaseException:
         for fd in (report_r, out_r, err_r):
             os.close(fd)
@@ -456,7 +458,7 @@ def _spawn(job: Job, frame: Frame, sequence: int, box: Container) -> _Running:
     return _Running(
         job=job, judged=judged, sequence=sequence, limits=limits, excerpt=excerpt, wall_limit=wall_limit, cpus=cpus,
         nonce=nonce, pid=pid, report_r=report_r, out_r=out_r, err_r=err_r, oom_before=oom_before,
-        cpu_before=cpu_before, started=started, live=box.live if box.live is not None and box.live.pid == pid else None,
+        cpu_before=cpu_before, started=started, live=live,
     )
 
 
@@ -663,7 +665,7 @@ def _verdict(kind: bytes, message: bytes, detail: str, exit_code: int, signum: i
         return {"verdict": "timeout", "timeout_kind": "cpu", "detail": f"CPU time limit of {time_limit:g} s exceeded"}
     if oom or kind == b"MEMORY":
         return {"verdict": "memory", "detail": detail if kind == b"MEMORY" and detail else "memory limit exceeded"}
-    if kind == b"SETUP" and exit_code == 120:
+    if kind == b"SETUP" and exit_code == report.SETUP_STATUS:
         return {"verdict": "sandbox_error", "detail": f"sandbox set-up failed: {detail}"}
     if signum is not None:
         return {"verdict": "crashed", "detail": f"killed by signal {process.signal_name(signum)}"}

@@ -3,13 +3,14 @@
     .venv/bin/python bench/queue_scale.py                       # 8, 32, 64 and 128 workers, 10 s each after a warm-up
     .venv/bin/python bench/queue_scale.py --workers 64 --seconds 20 --batch 16
 
-Each simulated worker is a thread doing what a worker's thread does with the queue, through the same
-functions (service/worker/queue.py, results.py): claim a batch (one transaction), renew its leases (as the
-maintenance thread does, every 5 s), then record a passing verdict for every sample (one transaction) and check
-whether its runs ended (another, as a worker does after each record). Execution is a
-no-op, so the figures are the database's side alone. Workers are spread over processes (one connection
-each), so Python's GIL is not what is measured. Prints samples/s through the queue and the claim latency
-(p50 / p99, the claim's transaction including its commit), and checks that no sample was recorded twice.
+Each simulated worker is a thread doing what a worker's claiming thread does with the queue, through the same
+functions (service/worker/queue.py, results.py): claim a batch (one transaction), record a passing verdict for
+every sample (one transaction) and check whether its runs ended (another, as a worker does after each record).
+Execution is a no-op, so the figures are the database's side alone. The workers are spread over `--processes`
+processes, which stand for worker processes: each has one owner name for its threads' leases, one connection
+per thread, and a maintenance thread that renews the leases its threads hold every 5 s in one statement, as a
+worker's does. Prints samples/s through the queue and the claim latency (p50 / p99, the claim's transaction
+including its commit), and checks that no sample was recorded twice.
 
 The figures are a steady state's, as a deployment's workers hold their connections for hours: the window opens
 once every worker has worked for at least `--warmup` seconds (5) and `--warmup-cycles` cycles (20), and only
@@ -124,12 +125,31 @@ class Window:
         return self.bounds[1]
 
 
-def _worker_thread(sessions, owner: str, batch: int, window: Window, warm_after: tuple[float, int], out: list,
-                   barrier) -> None:
+class InFlight:
+    """A process's claimed and not yet recorded samples: what its maintenance thread renews, as a worker's does."""
+
+    def __init__(self) -> None:
+        self.ids: set[int] = set()
+        self.lock = threading.Lock()
+
+    def add(self, ids: list[int]) -> None:
+        with self.lock:
+            self.ids.update(ids)
+
+    def discard(self, ids: list[int]) -> None:
+        with self.lock:
+            self.ids.difference_update(ids)
+
+    def snapshot(self) -> list[int]:
+        with self.lock:
+            return sorted(self.ids)
+
+
+def _worker_thread(sessions, owner: str, in_flight: InFlight, batch: int, window: Window,
+                   warm_after: tuple[float, int], out: list, barrier) -> None:
     """Claims and records until the window's end; says it is warm after `warm_after` (a time and a number of
     cycles, both reached); counts the claims made and the batches recorded within the window."""
     claims, recorded, cycles, warm = [], 0, 0, False
-    renewed_at = time.monotonic()
     barrier.wait()
     while time.time() < window.end:
         started = time.perf_counter()
@@ -139,13 +159,12 @@ def _worker_thread(sessions, owner: str, batch: int, window: Window, warm_after:
             claims.append(time.perf_counter() - started)
         if not claimed:
             continue
-        if time.monotonic() - renewed_at >= RENEW_EVERY_S:  # as a worker's maintenance thread renews
-            with transaction(sessions) as session:
-                queue.renew_leases(session, owner, 60.0, [s.id for s in claimed])
-            renewed_at = time.monotonic()
+        ids = [s.id for s in claimed]
+        in_flight.add(ids)
         outcomes = [Outcome(id=str(s.id), verdict=Verdict.PASSED, duration_ms=1.0, cpu_ms=1.0) for s in claimed]
         with transaction(sessions) as session:
             runs = results.record_outcomes(session, owner, claimed, outcomes, max_attempts=3)
+        in_flight.discard(ids)
         with transaction(sessions) as session:  # as a worker does after each record: did a run end?
             results.end_runs(session, runs)
         if window.start <= time.time() < window.end:  # recorded within the window
@@ -158,18 +177,32 @@ def _worker_thread(sessions, owner: str, batch: int, window: Window, warm_after:
     out.append((claims, recorded))
 
 
+def _maintenance_thread(sessions, owner: str, in_flight: InFlight, window: Window) -> None:
+    """Renews the process's in-flight leases every RENEW_EVERY_S, in one statement, as a worker's maintenance
+    thread does (service/worker/runner.py)."""
+    while time.time() < window.end:
+        time.sleep(min(RENEW_EVERY_S, max(0.0, window.end - time.time())))
+        if ids := in_flight.snapshot():
+            with transaction(sessions) as session:
+                queue.renew_leases(session, owner, 60.0, ids)
+
+
 def _process(url: str, threads: int, batch: int, window: Window, warm_after: tuple[float, int], start_at: float,
              conn) -> None:
-    engine = make_worker_engine(url, pool_size=threads, max_overflow=0)
+    """A worker process: `threads` claiming threads and a maintenance thread under one owner, one connection
+    each."""
+    engine = make_worker_engine(url, pool_size=threads + 1, max_overflow=0)
     sessions = make_sync_sessionmaker(engine)
+    owner, in_flight = f"bench-{uuid.uuid4().hex[:8]}", InFlight()
     out: list = []
     barrier = threading.Barrier(threads)
     time.sleep(max(0.0, start_at - time.time()))
     pool = [
         threading.Thread(target=_worker_thread,
-                         args=(sessions, f"bench-{uuid.uuid4().hex[:8]}", batch, window, warm_after, out, barrier))
+                         args=(sessions, owner, in_flight, batch, window, warm_after, out, barrier))
         for _ in range(threads)
     ]
+    pool.append(threading.Thread(target=_maintenance_thread, args=(sessions, owner, in_flight, window)))
     for thread in pool:
         thread.start()
     # This process's CPU within the window (its threads' included).

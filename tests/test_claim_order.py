@@ -14,7 +14,7 @@ from service.api.auth.keys import SCOPES
 from service.api.auth.repository import create_key
 from service.api.projects.repository import default_project
 from service.core.database import WORKER_SERVER_SETTINGS
-from service.worker import queue
+from service.worker import queue, results
 
 
 def _run(db: Session, dataset: uuid.UUID, problem: int, key: uuid.UUID | None, priority: str, samples: int) -> uuid.UUID:
@@ -169,6 +169,44 @@ def test_a_backlog_of_one_sample_runs_is_claimed_without_reading_every_run(sync_
     claimed = queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image", interactive_limit=8)
     assert [sample.run_id for sample in claimed] == singles[:8]  # the oldest first, one problem, one claim
     assert {sample.run_id for sample in queue.claim_batch(db, "tests", 16, 60, 3.0, 512, "image", "batch")} == {batch_b}
+
+
+def test_the_end_of_run_check_reads_its_own_runs_samples_only(sync_session: Session) -> None:
+    """After each record a worker asks whether the runs it recorded into ended (results.end_runs). On its generic
+    plan that looks for one queued sample of the run, then (only when there is none) for one leased sample of the
+    run: never through every worker's leases, which grow with the workers (~workers x batch rows)."""
+    db = sync_session
+    dataset, (problem,) = _dataset(db, 1)
+    first, second = _run(db, dataset, problem, None, "batch", 20), _run(db, dataset, problem, None, "batch", 20)
+    # The other run's leases come first in the leased index (run_id order), before the checked run's.
+    others, checked = sorted((first, second))
+    db.execute(text("INSERT INTO samples (run_id, problem_id, index, completion) "
+                    "SELECT :run, :problem, i, 'return x' FROM generate_series(20, 2999) AS i"),
+               {"run": others, "problem": problem})
+    # Analyzed while nothing was leased, as a queue is when its runs are submitted: a plan that trusts those figures
+    # reads the whole leased index, once it is full, and filters it by run.
+    db.execute(text("ANALYZE samples"))
+    lease = "state = 'leased', lease_owner = 'tests', lease_expires_at = now() + interval '1 minute'"
+    db.execute(text(f"UPDATE samples SET {lease} WHERE run_id = :run"), {"run": others})
+    db.execute(text(f"UPDATE samples SET {lease} WHERE run_id = :run AND index >= 10"), {"run": checked})
+
+    def probes() -> dict[str, tuple[int, int]]:
+        plan = _generic_plan(db, results._END, {"run_ids": f"{{{checked}}}", "woken": f"{{{checked}}}"}, analyze=True)
+        return {n["Index Name"]: (n["Actual Loops"], n["Actual Rows"] * n["Actual Loops"]) for n in _nodes(plan["Plan"])
+                if n.get("Index Name") in ("ix_samples_queued_run", "ix_samples_leased_run")}
+
+    # Queued samples left: the leased ones are not looked at.
+    assert probes()["ix_samples_leased_run"][0] == 0
+    # None queued: one leased sample of this run is enough, whatever the other runs hold.
+    db.execute(text(f"UPDATE samples SET {lease} WHERE run_id = :run"), {"run": checked})
+    loops, rows = probes()["ix_samples_leased_run"]
+    assert loops == 1 and rows == 1, (loops, rows)
+    # Nothing left: the run ends.
+    db.execute(text("UPDATE samples SET state = 'done', verdict = 'passed', lease_owner = NULL WHERE run_id = :run"),
+               {"run": checked})
+    results.end_runs(db, [checked])
+    status = db.execute(text("SELECT status FROM runs WHERE id = :run"), {"run": checked}).scalar_one()
+    assert status not in ("queued", "running"), status
 
 
 def _nodes(node: dict):

@@ -17,7 +17,7 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 from sqlalchemy import (
-    UUID, BigInteger, Interval, Row, Text, and_, any_, bindparam, case, cast, func, literal_column, select, text, true,
+    UUID, BigInteger, Interval, Row, Text, and_, any_, bindparam, case, cast, func, select, text, true,
     union_all, update,
 )
 from sqlalchemy.dialects.postgresql import array
@@ -33,6 +33,7 @@ from service.formats.program import program_for
 from service.core.states import ACTIVE_RUN_STATES, RunPriority, RunState, SampleState, sql_in
 from service.worker.cache import cache_key
 from service.worker.results import (
+    ONE,
     event_id,
     fixed,
     held_by,
@@ -44,7 +45,6 @@ from service.worker.results import (
 )
 
 runs, samples, problems, datasets = Run.__table__, Sample.__table__, Problem.__table__, Dataset.__table__
-ONE = literal_column("1")
 # A renewal extends only leases that have run down by this fraction of their length (renew_leases). The maintenance
 # thread (runner.py) renews at least as often, so a lease held by a live worker never has less than half of its
 # length left.

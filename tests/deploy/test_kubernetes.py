@@ -158,11 +158,15 @@ def test_the_worker_reaches_the_engine_it_owns() -> None:
     }
     assert [path for _, path in shared] == [socket_dir], shared
     assert f"--group={worker['securityContext']['runAsGroup']}" in engine["args"]
-    # The sandboxes' resources are the engine container's: at least a core and 552 MiB per parallel sandbox.
-    concurrency = int(next(r for _, r in _resources() if r["kind"] == "ConfigMap")["data"]["PASSK_WORKER_CONCURRENCY"])
-    requests = engine["resources"]["requests"]
+    # The sandboxes' resources are the engine container's: at least a core and 552 MiB per parallel sandbox
+    # requested, and 552 MiB per sandbox of either kind within the limit. The interactive sandboxes are set: their
+    # default follows the cores the process sees, the node's.
+    config = next(r for _, r in _resources() if r["kind"] == "ConfigMap")["data"]
+    concurrency, interactive = int(config["PASSK_WORKER_CONCURRENCY"]), int(config["PASSK_INTERACTIVE_SANDBOXES"])
+    requests, limits = engine["resources"]["requests"], engine["resources"]["limits"]
     assert float(requests["cpu"]) >= concurrency
     assert _mebibytes(requests["memory"]) >= concurrency * (512 + 40)
+    assert _mebibytes(limits["memory"]) >= (concurrency + interactive) * (512 + 40)
 
 
 def _mebibytes(quantity: str) -> float:

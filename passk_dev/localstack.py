@@ -47,6 +47,13 @@ def create_database(server_url: str, prefix: str) -> str:
     return url
 
 
+def drop_database(url: str) -> None:
+    """Drop the database behind `url` (made by create_database), ending its sessions and autovacuum workers."""
+    admin = make_url(url).set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
+
+
 @contextmanager
 def postgres_server(prefix: str) -> Iterator[str]:
     """A PostgreSQL server's URL: PASSK_TEST_DATABASE_URL's, else a private embedded cluster, stopped after."""

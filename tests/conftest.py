@@ -9,15 +9,13 @@ from typing import Any
 
 import docker
 import httpx
-import psycopg
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import text
-from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from sqlalchemy.orm import Session
 
-from passk_dev.localstack import create_database, postgres_server
+from passk_dev.localstack import create_database, drop_database, postgres_server
 from sandbox.engine import ensure_engine
 from sandbox.executor import Sandbox, SandboxSettings
 from sandbox.images import ensure_sandbox_image
@@ -73,10 +71,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(_FailuresNamedAtOnce(config), "passk-failures-named-at-once")
 
 
-def _admin_conninfo(url: str) -> str:
-    return make_url(url).set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
-
-
 @pytest.fixture(scope="session")
 def database_url() -> Iterator[str]:
     """A fresh database on $PASSK_TEST_DATABASE_URL's server, or on a private embedded cluster.
@@ -86,8 +80,7 @@ def database_url() -> Iterator[str]:
     with postgres_server("passk-test") as base_url:
         url = create_database(base_url, "passk_test")
         yield url
-        with psycopg.connect(_admin_conninfo(base_url), autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
+        drop_database(url)
 
 
 @pytest.fixture

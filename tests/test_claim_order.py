@@ -173,34 +173,47 @@ def test_a_backlog_of_one_sample_runs_is_claimed_without_reading_every_run(sync_
 
 def test_the_end_of_run_check_reads_its_own_runs_samples_only(sync_session: Session) -> None:
     """After each record a worker asks whether the runs it recorded into ended (results.end_runs). On its generic
-    plan that looks for one queued sample of the run, then (only when there is none) for one leased sample of the
-    run: never through every worker's leases, which grow with the workers (~workers x batch rows)."""
+    plan that looks for the run's newest lease, then (only when there is none) for one queued sample of the run:
+    never through every worker's leases, which grow with the workers (~workers x batch rows), nor through the
+    entries the run's recorded samples left in the leased index."""
     db = sync_session
     dataset, (problem,) = _dataset(db, 1)
     first, second = _run(db, dataset, problem, None, "batch", 20), _run(db, dataset, problem, None, "batch", 20)
     # The other run's leases come first in the leased index (run_id order), before the checked run's.
     others, checked = sorted((first, second))
-    db.execute(text("INSERT INTO samples (run_id, problem_id, index, completion) "
-                    "SELECT :run, :problem, i, 'return x' FROM generate_series(20, 2999) AS i"),
-               {"run": others, "problem": problem})
+    for run, size in ((others, 3000), (checked, 3000)):
+        db.execute(text("INSERT INTO samples (run_id, problem_id, index, completion) "
+                        "SELECT :run, :problem, i, 'return x' FROM generate_series(20, :n - 1) AS i"),
+                   {"run": run, "problem": problem, "n": size})
     # Analyzed while nothing was leased, as a queue is when its runs are submitted: a plan that trusts those figures
     # reads the whole leased index, once it is full, and filters it by run.
     db.execute(text("ANALYZE samples"))
-    lease = "state = 'leased', lease_owner = 'tests', lease_expires_at = now() + interval '1 minute'"
-    db.execute(text(f"UPDATE samples SET {lease} WHERE run_id = :run"), {"run": others})
-    db.execute(text(f"UPDATE samples SET {lease} WHERE run_id = :run AND index >= 10"), {"run": checked})
 
-    def probes() -> dict[str, tuple[int, int]]:
+    def lease(run: uuid.UUID, below: int) -> None:  # leased in index order: sample i's lease expires i ms later
+        db.execute(text("UPDATE samples SET state = 'leased', lease_owner = 'tests', "
+                        "lease_expires_at = now() + interval '1 minute' + index * interval '1 ms' "
+                        "WHERE run_id = :run AND state = 'queued' AND index < :below"), {"run": run, "below": below})
+
+    def probes() -> dict[str, tuple[int, int, int]]:
         plan = _generic_plan(db, results._END, {"run_ids": f"{{{checked}}}", "woken": f"{{{checked}}}"}, analyze=True)
-        return {n["Index Name"]: (n["Actual Loops"], n["Actual Rows"] * n["Actual Loops"]) for n in _nodes(plan["Plan"])
-                if n.get("Index Name") in ("ix_samples_queued_run", "ix_samples_leased_run")}
+        return {n["Index Name"]: (n["Actual Loops"], n["Actual Rows"] * n["Actual Loops"], n.get("Heap Fetches", 0))
+                for n in _nodes(plan["Plan"]) if n.get("Index Name", "").startswith("ix_samples_")}
 
-    # Queued samples left: the leased ones are not looked at.
-    assert probes()["ix_samples_leased_run"][0] == 0
-    # None queued: one leased sample of this run is enough, whatever the other runs hold.
-    db.execute(text(f"UPDATE samples SET {lease} WHERE run_id = :run"), {"run": checked})
-    loops, rows = probes()["ix_samples_leased_run"]
-    assert loops == 1 and rows == 1, (loops, rows)
+    lease(others, 3000)
+    # Most of the run recorded, its newest leases out, samples still queued: the newest lease answers, its first
+    # entry; the entries the recorded samples left are not read, nor are the queued samples looked for.
+    lease(checked, 2990)
+    db.execute(text("UPDATE samples SET state = 'done', verdict = 'passed', lease_owner = NULL "
+                    "WHERE run_id = :run AND state = 'leased' AND index < 2980"), {"run": checked})
+    found = probes()
+    assert found.pop("ix_samples_leased_run") == (1, 1, 1), found
+    assert [loops for loops, _, _ in found.values()] == [0], found  # the queued probe's index, never walked
+    # Nothing leased: one queued sample of this run is enough, whatever the other runs hold.
+    db.execute(text("UPDATE samples SET state = 'done', verdict = 'passed', lease_owner = NULL "
+                    "WHERE run_id = :run AND state = 'leased'"), {"run": checked})
+    found = probes()
+    assert found.pop("ix_samples_leased_run")[1] == 0, found
+    assert [(loops, rows) for loops, rows, _ in found.values()] == [(1, 1)], found
     # Nothing left: the run ends.
     db.execute(text("UPDATE samples SET state = 'done', verdict = 'passed', lease_owner = NULL WHERE run_id = :run"),
                {"run": checked})

@@ -189,7 +189,7 @@ def _end_statement(every_active: bool):
     A notification takes a lock that serialises every notifying transaction until its commit is done, so the
     commit of this one is not waited for on disk (synchronous_commit off for the transaction) unless a run ended:
     a lost wake-up costs a reader one poll; a lost end is found again by the sweep, but a run's end is durable."""
-    def one(state: SampleState):
+    def one(state: SampleState, *order):
         # A scalar subquery with a LIMIT, which the planner cannot turn into an anti-join: the (generic) plan of a
         # NOT EXISTS read every leased sample of every run (~workers x batch rows) and filtered them by run, on
         # every check. Ordered as the partial indexes are, and by `= ANY(ARRAY[...])` (see queue._claim), so that
@@ -197,15 +197,21 @@ def _end_statement(every_active: bool):
         return (
             select(ONE)
             .where(samples.c.run_id == any_(array([runs.c.id])), samples.c.state == fixed(state))
-            .order_by(samples.c.run_id)
+            .order_by(*order)
             .limit(ONE)
             .scalar_subquery()
         )
 
-    # A queued sample is looked for first, and a leased one only when none is: most checks fall in a run's middle,
-    # where the queued index answers in a few pages, while the leased index holds an entry for each sample recorded
-    # since the last vacuum.
-    nothing_left = case((one(SampleState.QUEUED).is_not(None), false()), else_=one(SampleState.LEASED).is_(None))
+    # The run's newest lease is looked for first, and a queued sample only when nothing of the run is leased. Both
+    # indexes keep an entry for every sample that left them since the last vacuum, and a walk reads those before
+    # it meets a live one. The newest leases are the likeliest to be still out (samples are recorded about in the
+    # order they were claimed), so that walk meets one within a batch or two whatever the workers hold. Queued
+    # samples are claimed from anywhere in the run (queue._claim's pivot), so once none is left, their walk reads
+    # every entry the run's claims left behind (hundreds of pages): asked first, it would cost that on every record
+    # through a run's last seconds, while its last leases are out, which last longer the more the workers hold.
+    newest_lease = one(SampleState.LEASED, samples.c.run_id.desc(), samples.c.lease_expires_at.desc())
+    nothing_left = case((newest_lease.is_not(None), false()),
+                        else_=one(SampleState.QUEUED, samples.c.run_id).is_(None))
     chosen = runs.c.status.in_(fixed(ACTIVE_RUN_STATES)) if every_active else runs_in("run_ids")
     ended = (
         update(runs)

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sandbox.verdicts import Verdict
 from service.api.datasets.schemas import Problem
 from service.api.runs.schemas import SampleRead
-from service.formats.fields import Key, PositiveMB, PositiveSeconds
+from service.formats.fields import Key, PositiveMB, PositiveSeconds, StorableStr
 
 EXAMPLE = {
     "language": "python",
@@ -27,7 +27,7 @@ class JudgeRequest(BaseModel):
     problem: Problem = Field(description=(
         "The tests, as one problem of a dataset in any format (`humaneval`, `multipl-e`, `stdio`, `call`, ...; "
         "POST /v1/datasets' `problems` items). Identical problems share one stored dataset."))
-    completion: str = Field(max_length=262_144, description="The model's program (for `humaneval`, what follows "
+    completion: StorableStr = Field(max_length=262_144, description="The model's program (for `humaneval`, what follows "
                                                             "the prompt).")
     time_limit_s: PositiveSeconds | None = Field(None, description="Per-program limit over the problem's or the "
                                                                    "server's default (for `stdio` and `call`, per case).")

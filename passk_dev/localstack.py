@@ -36,11 +36,15 @@ from service.core.migrate import REPO_ROOT, upgrade_to_head
 from service.core.settings import Settings
 
 
+def maintenance_url(url: str) -> str:
+    """The libpq URL of the `postgres` database on the server behind `url`: where databases are created and dropped."""
+    return make_url(url).set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
+
+
 def create_database(server_url: str, prefix: str) -> str:
     """A new, migrated database on the server behind `server_url`; returns its URL."""
     name = f"{prefix}_{uuid.uuid4().hex[:8]}"
-    admin = make_url(server_url).set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
+    with psycopg.connect(maintenance_url(server_url), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     url = make_url(server_url).set(database=name).render_as_string(hide_password=False)
     upgrade_to_head(url)
@@ -49,8 +53,7 @@ def create_database(server_url: str, prefix: str) -> str:
 
 def drop_database(url: str) -> None:
     """Drop the database behind `url` (made by create_database), ending its sessions and autovacuum workers."""
-    admin = make_url(url).set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
-    with psycopg.connect(admin, autocommit=True) as conn:
+    with psycopg.connect(maintenance_url(url), autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{make_url(url).database}" WITH (FORCE)')
 
 

@@ -17,6 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from passk_dev.localstack import drop_database, maintenance_url
 from service.core import models  # noqa: F401  (registers the tables on Base.metadata)
 from service.api.auth.keys import generate_key
 from service.api.auth.repository import find_active_by_raw
@@ -36,21 +37,17 @@ def test_models_match_the_migrated_database(database_url: str) -> None:
     assert differences == [], "models.py and migrations/versions disagree:\n" + "\n".join(map(repr, differences))
 
 
-def _admin(url: str) -> str:
-    return make_url(url).set(drivername="postgresql", database="postgres").render_as_string(hide_password=False)
-
-
 @pytest.fixture
 def empty_database(database_url: str) -> Iterator[str]:
     """A new, empty database on the tests' server (dropped after)."""
     name = f"passk_schema_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(_admin(database_url), autocommit=True) as admin:
+    with psycopg.connect(maintenance_url(database_url), autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
+    url = make_url(database_url).set(database=name).render_as_string(hide_password=False)
     try:
-        yield make_url(database_url).set(database=name).render_as_string(hide_password=False)
+        yield url
     finally:
-        with psycopg.connect(_admin(database_url), autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        drop_database(url)
 
 
 _CHECKS = text(

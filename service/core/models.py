@@ -219,8 +219,8 @@ class Sample(Base):
         # 0011 dropped the one on id alone, which the planner took for a run's first sample).
         Index("ix_samples_queued_group", "run_id", "problem_id", "id", postgresql_where=text(_is("state", SampleState.QUEUED))),
         Index("ix_samples_leased", "lease_expires_at", postgresql_where=text(_is("state", SampleState.LEASED))),
-        # A run's leased samples, newest lease last (migration 0023): the end-of-run check asks for the newest, which
-        # is still out while anything of the run is.
+        # A run's leased samples, newest lease last (migration 0023): the end-of-run check asks for the newest, the
+        # likeliest to be still out while anything of the run is.
         Index("ix_samples_leased_run", "run_id", "lease_expires_at",
               postgresql_where=text(_is("state", SampleState.LEASED))),
         # Migration 0008: queued work by run and by problem (the claim), and a run's events in order.

@@ -27,8 +27,8 @@ class JudgeRequest(BaseModel):
     problem: Problem = Field(description=(
         "The tests, as one problem of a dataset in any format (`humaneval`, `multipl-e`, `stdio`, `call`, ...; "
         "POST /v1/datasets' `problems` items). Identical problems share one stored dataset."))
-    completion: StorableStr = Field(max_length=262_144, description="The model's program (for `humaneval`, what follows "
-                                                            "the prompt).")
+    completion: StorableStr = Field(max_length=262_144, description=(
+        "The model's program (for `humaneval`, what follows the prompt)."))
     time_limit_s: PositiveSeconds | None = Field(None, description="Per-program limit over the problem's or the "
                                                                    "server's default (for `stdio` and `call`, per case).")
     memory_mb: PositiveMB | None = Field(None, description="Memory limit over the problem's or the server's default.")

@@ -3,6 +3,7 @@
     .venv/bin/python bench/queue_scale.py                       # 8, 32, 64 and 128 workers, 10 s each after a warm-up
     .venv/bin/python bench/queue_scale.py --workers 64 --seconds 20 --batch 16
     .venv/bin/python bench/queue_scale.py --workers 8 64 128 --rounds 4      # the targets, judged on medians
+    .venv/bin/python bench/queue_scale.py --workers 8 64 128 --rounds 4 --control samples --samples 1200000
 
 Each simulated worker is a thread doing what a worker's claiming thread does with the queue, through the same
 functions (service/worker/queue.py, results.py): claim a batch (one transaction), record a passing verdict for
@@ -24,6 +25,12 @@ measures them.
 Targets: PostgreSQL <= 0.15 CPU-s per 1,000 samples at 64 workers, and a rate at 64 and at 128 workers at least
 the rate at 8.
 
+`--control` runs a control instead of the queue, with the same processes, threads, connections and transactions
+and every worker's batches assigned in advance, so that nothing is chosen and nothing is waited for:
+`samples` (ControlCycle) makes the queue's changes to the samples table's rows, `bare` (BareCycle) the same
+kind of changes to a table with a primary key alone. What their rates do as workers are added is not the
+queue's choosing: the first is the samples table's, the second the machine's.
+
 The cluster runs with a deployment's durability (fsync, synchronous_commit and full_page_writes on, as
 PostgreSQL's defaults in docker-compose.yml), not the embedded development cluster's (all three off); the
 header prints what was in force. Clients and server share this machine's cores, so it also prints the CPU
@@ -42,9 +49,10 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Collection
 from pathlib import Path
 
-from sqlalchemy import create_engine, func, insert, select, text
+from sqlalchemy import create_engine, insert, select, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -53,7 +61,7 @@ from passk_dev.proc import parent_pid, process_cpu_s, tree_cpu_s  # noqa: E402
 from sandbox.executor import Outcome  # noqa: E402
 from sandbox.verdicts import Verdict  # noqa: E402
 from service.core.database import make_sync_engine, make_sync_sessionmaker, make_worker_engine, psycopg_url, transaction  # noqa: E402
-from service.core.models import Dataset, Problem, Run, Sample  # noqa: E402
+from service.core.models import Dataset, Problem, Run  # noqa: E402
 from service.core.settings import Settings  # noqa: E402
 from service.core.states import SampleState  # noqa: E402
 from service.api.projects.repository import default_project  # noqa: E402
@@ -147,7 +155,116 @@ class InFlight:
             return sorted(self.ids)
 
 
-def _worker_thread(sessions, owner: str, in_flight: InFlight, batch: int, window: Window,
+class QueueCycle:
+    """A worker's cycle through the queue: claim a batch, record a passing verdict for each sample, and check
+    whether its runs ended, each in a transaction of its own, through the worker's functions."""
+
+    TABLE = "samples"
+    seed = staticmethod(seed)
+
+    def __init__(self, batch: int, owner: str, worker: int, workers: int, samples: int) -> None:
+        self.batch, self.owner = batch, owner
+
+    def claim(self, session):
+        return queue.claim_batch(session, self.owner, self.batch, 60.0, 3.0, 512, "sha256:bench")
+
+    def record(self, session, claimed) -> Collection[uuid.UUID]:
+        outcomes = [Outcome(id=str(s.id), verdict=Verdict.PASSED, duration_ms=1.0, cpu_ms=1.0) for s in claimed]
+        return results.record_outcomes(session, self.owner, claimed, outcomes, max_attempts=3)
+
+    def end(self, session, runs) -> None:
+        results.end_runs(session, runs)
+
+
+class ControlCycle:
+    """The control (--control samples): the same three transactions and the same rows' changes (queued to leased
+    to done, with an event id each, and a probe for the run's newest lease), but with no queue to choose from:
+    worker w of W takes the batches w, w + W, w + 2W, ... of the samples, assigned in advance. Batch b is the
+    samples' (b·STRIDE mod batches)-th run of `batch` ids, so that workers writing at the same time are as far
+    apart in the table as the claim's random pivot puts them. What grows with the workers here is not the
+    queue's choosing."""
+
+    TABLE = "samples"
+    seed = staticmethod(seed)
+    STRIDE = 7919  # a prime: b -> b * STRIDE mod batches is one-to-one unless it divides the number of batches
+
+    CLAIM = text(
+        f"UPDATE samples SET state = '{SampleState.LEASED}', lease_owner = :owner, attempts = attempts + 1, "
+        "lease_expires_at = now() + interval '60 seconds' "
+        f"WHERE id = ANY(:ids) AND state = '{SampleState.QUEUED}' RETURNING id, run_id"
+    )
+    RECORD = text(
+        f"UPDATE samples SET state = '{SampleState.DONE}', verdict = '{Verdict.PASSED}', duration_ms = 1, cpu_ms = 1, "
+        "stdout = '', stderr = '', "
+        "finished_at = now(), lease_owner = NULL, lease_expires_at = NULL, "
+        "event = CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('sample_events') END "
+        f"WHERE id = ANY(:ids) AND state = '{SampleState.LEASED}' AND lease_owner = :owner RETURNING run_id"
+    )
+    END = text(
+        f"SELECT 1 FROM samples WHERE run_id = ANY(ARRAY[CAST(:run AS uuid)]) AND state = '{SampleState.LEASED}' "
+        "ORDER BY run_id DESC, lease_expires_at DESC LIMIT 1"
+    )
+
+    def __init__(self, batch: int, owner: str, worker: int, workers: int, samples: int) -> None:
+        self.batch, self.owner, self.next, self.step = batch, owner, worker, workers
+        self.batches = samples // batch
+        if self.batches % self.STRIDE == 0:
+            raise ValueError(f"{samples} samples make a multiple of {self.STRIDE} batches of {batch}: "
+                             "seed another number")
+
+    def claim(self, session):
+        first = 1 + (self.next * self.STRIDE % self.batches) * self.batch  # the seeded samples' ids are 1, 2, ...
+        self.next += self.step
+        return session.execute(self.CLAIM, {"owner": self.owner, "ids": list(range(first, first + self.batch))}).all()
+
+    def record(self, session, claimed) -> Collection[uuid.UUID]:
+        ids = [row.id for row in claimed]
+        return set(session.execute(self.RECORD, {"owner": self.owner, "ids": ids}).scalars())
+
+    def end(self, session, runs) -> None:
+        for run in sorted(runs):
+            session.execute(self.END, {"run": run}).first()
+
+
+class BareCycle(ControlCycle):
+    """The control on a bare table (--control bare): the same transactions and kinds of changes as ControlCycle's,
+    to a table with a primary key alone, so that its updates are HOT (no index holds a column they change)."""
+
+    TABLE = "bare"
+
+    CLAIM = text(
+        "UPDATE bare SET state = 'leased', owner = :owner, attempts = attempts + 1, "
+        "expires = now() + interval '60 seconds' WHERE id = ANY(:ids) AND state = 'queued' RETURNING id, run"
+    )
+    RECORD = text(
+        "UPDATE bare SET state = 'done', owner = NULL, expires = NULL, "
+        "event = CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('sample_events') END "
+        "WHERE id = ANY(:ids) AND state = 'leased' AND owner = :owner RETURNING run"
+    )
+    END = text("SELECT 1 FROM bare WHERE id = CAST(:run AS bigint) AND state = 'leased'")
+
+    @staticmethod
+    def seed(url: str, samples_total: int) -> None:
+        """`samples_total` queued rows as wide as a seeded sample's, in RUNS runs."""
+        engine = make_sync_engine(url)
+        with engine.begin() as connection:
+            connection.execute(text("CREATE TABLE bare (id bigint PRIMARY KEY, run bigint, state text, owner text, "
+                                    "attempts int DEFAULT 0, expires timestamptz, event bigint, pad text)"))
+            connection.execute(
+                text("INSERT INTO bare (id, run, state, pad) "
+                     "SELECT g, g * :runs / :n, 'queued', repeat('x', 60) FROM generate_series(1, :n) AS g"),
+                {"n": samples_total, "runs": RUNS},
+            )
+        with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.execute(text("VACUUM ANALYZE bare"))
+            connection.execute(text("CHECKPOINT"))
+        engine.dispose()
+
+
+CONTROLS = {"samples": ControlCycle, "bare": BareCycle}
+
+
+def _worker_thread(sessions, cycle, in_flight: InFlight, window: Window,
                    warm_after: tuple[float, int], out: list, barrier) -> None:
     """Claims and records until the window's end; says it is warm after `warm_after` (a time and a number of
     cycles, both reached); counts the claims made and the batches recorded within the window."""
@@ -156,19 +273,18 @@ def _worker_thread(sessions, owner: str, in_flight: InFlight, batch: int, window
     while time.time() < window.end:
         started = time.perf_counter()
         with transaction(sessions) as session:
-            claimed = queue.claim_batch(session, owner, batch, 60.0, 3.0, 512, "sha256:bench")
+            claimed = cycle.claim(session)
         if time.time() >= window.start:
             claims.append(time.perf_counter() - started)
         if not claimed:
             continue
         ids = [s.id for s in claimed]
         in_flight.add(ids)
-        outcomes = [Outcome(id=str(s.id), verdict=Verdict.PASSED, duration_ms=1.0, cpu_ms=1.0) for s in claimed]
         with transaction(sessions) as session:
-            runs = results.record_outcomes(session, owner, claimed, outcomes, max_attempts=3)
+            runs = cycle.record(session, claimed)
         in_flight.discard(ids)
         with transaction(sessions) as session:  # as a worker does after each record: did a run end?
-            results.end_runs(session, runs)
+            cycle.end(session, runs)
         if window.start <= time.time() < window.end:  # recorded within the window
             recorded += len(claimed)
         cycles += 1
@@ -190,7 +306,7 @@ def _maintenance_thread(sessions, owner: str, in_flight: InFlight, window: Windo
 
 
 def _process(url: str, threads: int, batch: int, window: Window, warm_after: tuple[float, int], start_at: float,
-             conn) -> None:
+             conn, cycle_type: type, first_worker: int, workers: int, samples: int) -> None:
     """A worker process: `threads` claiming threads and a maintenance thread under one owner, one connection
     each."""
     engine = make_worker_engine(url, pool_size=threads + 1, max_overflow=0)
@@ -201,8 +317,9 @@ def _process(url: str, threads: int, batch: int, window: Window, warm_after: tup
     time.sleep(max(0.0, start_at - time.time()))
     pool = [
         threading.Thread(target=_worker_thread,
-                         args=(sessions, owner, in_flight, batch, window, warm_after, out, barrier))
-        for _ in range(threads)
+                         args=(sessions, cycle_type(batch, owner, first_worker + i, workers, samples), in_flight,
+                               window, warm_after, out, barrier))
+        for i in range(threads)
     ]
     pool.append(threading.Thread(target=_maintenance_thread, args=(sessions, owner, in_flight, window)))
     for thread in pool:
@@ -245,17 +362,18 @@ def deployment_durability(url: str) -> str:
 
 
 def measure(url: str, workers: int, batch: int, seconds: float, processes: int, warmup: float,
-            warmup_cycles: int) -> dict:
+            warmup_cycles: int, cycle_type: type = QueueCycle, samples: int = 0) -> dict:
     processes = min(processes, workers)
     postmaster = _postmaster(url)
     shares = [workers // processes + (1 if i < workers % processes else 0) for i in range(processes)]
     start_at = time.time() + 2.0  # every process connected and ready
     window = Window()
     pipes, procs = [], []
-    for share in shares:
+    for number, share in enumerate(shares):
         parent, child = mp.Pipe(duplex=False)
         proc = mp.Process(target=_process,
-                          args=(url, share, batch, window, (start_at + warmup, warmup_cycles), start_at, child))
+                          args=(url, share, batch, window, (start_at + warmup, warmup_cycles), start_at, child,
+                                cycle_type, sum(shares[:number]), workers, samples))
         proc.start()
         pipes.append(parent)
         procs.append(proc)
@@ -288,13 +406,15 @@ def measure(url: str, workers: int, batch: int, seconds: float, processes: int, 
     }
 
 
-def check(url: str) -> None:
+def check(url: str, table: str = "samples") -> None:
     engine = make_sync_engine(url)
     with engine.connect() as connection:
-        twice = connection.execute(select(func.count()).where(Sample.attempts > 1)).scalar_one()
-        done = connection.execute(select(func.count()).where(Sample.state == SampleState.DONE)).scalar_one()
+        done, twice = connection.execute(text(
+            f"SELECT count(*) FILTER (WHERE state = '{SampleState.DONE}'), count(*) FILTER (WHERE attempts > 1) "
+            f"FROM {table}"
+        )).one()
     engine.dispose()
-    print(f"check: {done} samples done, {twice} claimed more than once")
+    print(f"check: {done} {table} rows done, {twice} claimed more than once")
     if twice:
         sys.exit("a sample was claimed twice")
 
@@ -313,11 +433,16 @@ def main() -> None:
                         help="measure every level this many times, in turn (every other round from the most workers "
                              "down: an even number puts each level first as often as last); the targets are judged "
                              "on the medians")
+    parser.add_argument("--control", choices=sorted(CONTROLS),
+                        help="a control instead of the queue: the same transactions with each worker's rows assigned "
+                             "in advance, on the samples table or on a bare one; seed enough samples for the warm-up "
+                             "and the window (1,200,000 at these rates)")
     args = parser.parse_args()
 
     with postgres_server("passk-queue-scale") as server:
-        print(f"batch {args.batch}; a warm-up of at least {args.warmup:g} s and {args.warmup_cycles} cycles of every "
-              f"worker, then {args.seconds:g} s measured; {os.cpu_count()} cores "
+        what = f"the control on {args.control}, no queue" if args.control else "the queue"
+        print(f"{what}; batch {args.batch}; a warm-up of at least {args.warmup:g} s and {args.warmup_cycles} cycles "
+              f"of every worker, then {args.seconds:g} s measured; {os.cpu_count()} cores "
               f"shared by clients and server, load average "
               f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}; {deployment_durability(server)}")
         print(f"{'round':>5} {'workers':>8} {'samples/s':>10} {'claims':>8} {'claim p50 ms':>13} {'claim p99 ms':>13}"
@@ -327,14 +452,16 @@ def main() -> None:
             rounds.append({})
             for workers in (args.workers if number % 2 == 0 else args.workers[::-1]):
                 url = create_database(server, "passk_queue_scale")
-                seed(url, args.samples)
-                row = measure(url, workers, args.batch, args.seconds, args.processes, args.warmup, args.warmup_cycles)
+                cycle = CONTROLS[args.control] if args.control else QueueCycle
+                cycle.seed(url, args.samples)
+                row = measure(url, workers, args.batch, args.seconds, args.processes, args.warmup, args.warmup_cycles,
+                              cycle, args.samples)
                 rounds[-1][workers] = row
                 print(f"{number + 1:>5} {workers:>8} {row['samples_per_s']:>10,.0f} {row['claims']:>8}"
                       f" {row['claim_p50_ms']:>13.1f} {row['claim_p99_ms']:>13.1f} {row['server_cpu_per_1k']:>12.3f}"
                       f" {row['client_cpu_per_1k']:>16.3f} {1000 / row['server_cpu_per_1k']:>24,.0f}"
                       f" {row['warmed_in_s']:>13.1f}", flush=True)
-                check(url)
+                check(url, cycle.TABLE)
                 # Gone before the next level, so that autovacuum cleaning up after this one does not run in its window.
                 drop_database(url)
         report(rounds, args.batch)

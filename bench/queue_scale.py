@@ -52,7 +52,8 @@ import uuid
 from collections.abc import Collection
 from pathlib import Path
 
-from sqlalchemy import create_engine, insert, select, text
+from sqlalchemy import BigInteger, any_, bindparam, create_engine, func, insert, select, text, update
+from sqlalchemy.dialects.postgresql import ARRAY
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -61,7 +62,7 @@ from passk_dev.proc import parent_pid, process_cpu_s, tree_cpu_s  # noqa: E402
 from sandbox.executor import Outcome  # noqa: E402
 from sandbox.verdicts import Verdict  # noqa: E402
 from service.core.database import make_sync_engine, make_sync_sessionmaker, make_worker_engine, psycopg_url, transaction  # noqa: E402
-from service.core.models import Dataset, Problem, Run  # noqa: E402
+from service.core.models import Dataset, Problem, Run, Sample  # noqa: E402
 from service.core.settings import Settings  # noqa: E402
 from service.core.states import SampleState  # noqa: E402
 from service.api.projects.repository import default_project  # noqa: E402
@@ -193,12 +194,13 @@ class ControlCycle:
         "lease_expires_at = now() + interval '60 seconds' "
         f"WHERE id = ANY(:ids) AND state = '{SampleState.QUEUED}' RETURNING id, run_id"
     )
-    RECORD = text(
-        f"UPDATE samples SET state = '{SampleState.DONE}', verdict = '{Verdict.PASSED}', duration_ms = 1, cpu_ms = 1, "
-        "stdout = '', stderr = '', "
-        "finished_at = now(), lease_owner = NULL, lease_expires_at = NULL, "
-        "event = CASE WHEN pg_current_xact_id() IS NOT NULL THEN nextval('sample_events') END "
-        f"WHERE id = ANY(:ids) AND state = '{SampleState.LEASED}' AND lease_owner = :owner RETURNING run_id"
+    # The lease's guard and the event id as the worker's record takes them (results.held_by, results.event_id).
+    RECORD = (
+        update(Sample.__table__)
+        .where(Sample.id == any_(bindparam("ids", type_=ARRAY(BigInteger))), *results.held_by(bindparam("owner")))
+        .values(state=results.fixed(SampleState.DONE), verdict=Verdict.PASSED, duration_ms=1, cpu_ms=1, stdout="",
+                stderr="", finished_at=func.now(), lease_owner=None, lease_expires_at=None, event=results.event_id())
+        .returning(Sample.run_id)
     )
     END = text(
         f"SELECT 1 FROM samples WHERE run_id = ANY(ARRAY[CAST(:run AS uuid)]) AND state = '{SampleState.LEASED}' "

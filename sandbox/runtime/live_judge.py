@@ -23,7 +23,10 @@ side as JSON; the program is the candidate's source). For each next one PID 1
 sends one byte with [an order ({nonce, scratch}, then the candidate's source),
 then the sample's descriptors for TARGETS]. The judge answers `D<exit status>`
 once the sample's report is written and it holds none of those descriptors.
-PID 1 closing the socket ends the judge.
+PID 1 closing the socket ends the judge. Having answered, a judge waits for
+PID 1's next word and never exits on its own (but after SETUP, which PID 1
+never keeps a judge past): PID 1 may send the next sample as soon as it has
+the answer, and a judge that left meanwhile would take that sample with it.
 """
 
 from __future__ import annotations
@@ -123,7 +126,7 @@ def serve(problem: str, source: str, nonce: bytes, cpu_s: int, run_sample) -> No
     streams = candidate.output_streams(stdio=False)
     try:
         prepared, failed = trusted_tests.Prepared(json.loads(problem)), None
-    except BaseException as exc:  # the tests do not compile: the sample says so as a new judge would, and it ends
+    except BaseException as exc:  # the tests do not compile: each sample says so, as a new judge would
         prepared, failed = None, exc
 
     def body() -> None:
@@ -138,7 +141,7 @@ def serve(problem: str, source: str, nonce: bytes, cpu_s: int, run_sample) -> No
         for target in TARGETS:  # PID 1 sees the sample's pipes end, and the zygote its session
             os.dup2(null, target)
         control.send(b"D%d" % status)
-        if status == report.SETUP_STATUS or failed is not None:
+        if status == report.SETUP_STATUS:  # sandbox_error: PID 1 replaces the judge, so it may go now
             os._exit(status)
         data, fds, _, _ = socket.recv_fds(control, 16, len(TARGETS) + 1)
         if not data or len(fds) != len(TARGETS) + 1:

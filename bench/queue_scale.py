@@ -214,10 +214,15 @@ class ControlCycle:
             raise ValueError(f"{samples} samples make a multiple of {self.STRIDE} batches of {batch}: "
                              "seed another number")
 
+    def batch_ids(self, b: int) -> range:
+        """The ids of batch b (the seeded samples' ids are 1, 2, ...)."""
+        first = 1 + (b * self.STRIDE % self.batches) * self.batch
+        return range(first, first + self.batch)
+
     def claim(self, session):
-        first = 1 + (self.next * self.STRIDE % self.batches) * self.batch  # the seeded samples' ids are 1, 2, ...
+        ids = self.batch_ids(self.next)
         self.next += self.step
-        return session.execute(self.CLAIM, {"owner": self.owner, "ids": list(range(first, first + self.batch))}).all()
+        return session.execute(self.CLAIM, {"owner": self.owner, "ids": list(ids)}).all()
 
     def record(self, session, claimed) -> Collection[uuid.UUID]:
         ids = [row.id for row in claimed]

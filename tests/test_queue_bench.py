@@ -52,11 +52,10 @@ def test_a_batch_through_the_control_ends_as_one_through_the_queue(database_url:
         # The queue first: its batch is one problem's samples of every run, wherever its random pivot lands. The
         # control's is a run of 64 ids: one that the queue's batch left whole (an eighth of them cross it).
         through("queue", bench.QueueCycle(64, "queue", 0, 1, samples))
-        batches = samples // 64
-        worker = next(w for w in range(batches)
-                      if set(bench.ControlCycle(64, "control", w, batches, samples).batch_ids(w)).isdisjoint(
-                          recorded["queue"]))
-        through("control", bench.ControlCycle(64, "control", worker, batches, samples))
+        layout = bench.ControlCycle(64, "control", 0, 1, samples)
+        whole = next(b for b in range(layout.batches) if set(layout.batch_ids(b)).isdisjoint(recorded["queue"]))
+        # Worker `whole` of one per batch takes batch `whole` first.
+        through("control", bench.ControlCycle(64, "control", whole, layout.batches, samples))
 
         with engine.connect() as connection:
             rows = {name: connection.execute(select(Sample.__table__).where(Sample.id.in_(ids))).mappings().all()
